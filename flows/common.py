@@ -1,0 +1,70 @@
+"""What every stage flow shares: code hashes for cache keys, cached-output checks, and a
+main() that turns data errors into one line each instead of a traceback."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from prefect.cache_policies import INPUTS, TASK_SOURCE
+from prefect.states import Failed
+
+from tasks import layout
+from tasks.artifacts import file_hash, tree_hash
+from tasks.errors import ConfigError, DataError, DataErrors
+from tasks.schemas import SchemaMismatch
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = TASK_SOURCE + INPUTS
+USER_ERRORS = (DataError, DataErrors, ConfigError, SchemaMismatch)
+INVALID_INPUT = "InvalidInput"   # state name of a failure that retrying cannot fix
+
+
+def retry_unless_invalid_input(task, task_run, state) -> bool:
+    return state.name != INVALID_INPUT
+
+
+STAGE_TASK = dict(cache_policy=CACHE, persist_result=True, retries=2, retry_delay_seconds=[2, 10],
+                  retry_condition_fn=retry_unless_invalid_input)
+
+
+def code_hash(stage: str) -> str:
+    """The stage's code is part of its cache key: edit the logic and the cache misses."""
+    return tree_hash([ROOT / f for f in (*layout.SHARED_CODE, *layout.CODE[stage])])
+
+
+def hashes(paths: dict) -> dict:
+    """{path: content hash} for a stage's named files."""
+    return {v: file_hash(v) for _, v in sorted(paths.items())}
+
+
+def outputs_intact(result: dict) -> bool:
+    """A cached result counts only while the files it describes are still on disk unchanged."""
+    return all(Path(p).exists() and file_hash(p) == h for p, h in result["outputs"].items())
+
+
+def as_failure(exc: Exception):
+    """A user-facing failure: the task ends Failed with the message, and is never cached."""
+    return Failed(message=str(exc), name=INVALID_INPUT)
+
+
+def run_stage_task(task, **kwargs):
+    """Run a stage task through Prefect's cache; rerun it if its cached outputs were removed."""
+    state = task(return_state=True, **kwargs)
+    if state.is_completed() and not outputs_intact(state.result()):
+        state = task.with_options(refresh_cache=True)(return_state=True, **kwargs)
+    if state.is_failed():   # surface the task's own message as the flow's
+        return Failed(message=state.message, name=state.name)
+    return state
+
+
+def main(flow, **kwargs) -> int:
+    """Run a stage flow as a command: exit 0, or print each problem as one line and exit 1."""
+    try:
+        state = flow(return_state=True, **kwargs)
+    except USER_ERRORS as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    if state.is_failed():
+        print(state.message or "stage failed", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,1 @@
+"""Stage logic of prbench: pure functions over tables and files, testable without Prefect."""

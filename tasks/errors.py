@@ -1,0 +1,45 @@
+"""Errors about user data. They are printed as one line each, never as a traceback."""
+from __future__ import annotations
+
+
+class DataError(Exception):
+    """One problem in one place of one input file."""
+
+    def __init__(self, file: str, message: str, *, row: int | None = None,
+                 row_id: str | None = None, field: str | None = None):
+        self.file, self.row, self.row_id, self.field, self.message = file, row, row_id, field, message
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        where = [str(self.file)]
+        if self.row is not None:
+            where.append(f"row {self.row}" + (f" (id={self.row_id})" if self.row_id else ""))
+        if self.field:
+            where.append(f"field '{self.field}'")
+        return ": ".join(where) + f": {self.message}"
+
+
+class DataErrors(Exception):
+    """Every problem found in a run, so the user can fix them all at once."""
+
+    def __init__(self, errors: list[DataError]):
+        self.errors = errors
+        super().__init__("\n".join(e.line() for e in errors))
+
+
+class ConfigError(Exception):
+    """A params entry that cannot work (unknown name, bad value); names the key."""
+
+
+def suggestion(name: str, valid) -> str:
+    """' (did you mean 'X'?)' for the closest valid name, or ''."""
+    import difflib
+
+    valid = sorted(valid)
+    close = difflib.get_close_matches(name, valid, n=1, cutoff=0.5)
+    close = close or [v for v in valid if v.lower().startswith(name.lower())][:1]
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def did_you_mean(name: str, valid) -> str:
+    return f"unknown name '{name}'{suggestion(name, valid)}; valid: {', '.join(sorted(valid))}"

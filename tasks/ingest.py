@@ -1,0 +1,177 @@
+"""The ingest stage: raw LaMP-QA rows -> questions, profiles, (reference) pairs, quarantine."""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from tqdm import tqdm
+
+from tasks.errors import ConfigError, DataError, DataErrors
+from tasks.sources import CONFIGS, SPLITS, check_config, discover, hub_sources, read_rows
+from tasks.validate import has_pairs, row_problems
+
+LAYOUTS = ("auto", "lamp_qa", "rewardbench")
+
+
+@dataclass
+class IngestResult:
+    questions: list[dict] = field(default_factory=list)
+    profiles: list[dict] = field(default_factory=list)
+    pairs: list[dict] = field(default_factory=list)
+    quarantine: list[dict] = field(default_factory=list)
+    files: list[dict] = field(default_factory=list)
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+def pair_record(question_id, domain, split, chosen, rejected, generator) -> dict:
+    cw, rw = word_count(chosen), word_count(rejected)
+    return {"question_id": question_id, "domain": domain, "split": split, "chosen": chosen,
+            "rejected": rejected, "generator": generator, "chosen_words": cw,
+            "rejected_words": rw, "length_ratio": cw / rw if rw else float("inf")}
+
+
+def resolve_sources(params: dict):
+    configs = [check_config(c, "ingest.configs") for c in params["configs"]]
+    for s in params["splits"]:
+        if s not in SPLITS:
+            raise ConfigError(f"ingest.splits: unknown split '{s}'; valid: {', '.join(SPLITS)}")
+    layout = params.get("layout", "auto")
+    if layout not in LAYOUTS:
+        raise ConfigError(f"ingest.layout: unknown layout '{layout}'; valid: {', '.join(LAYOUTS)}")
+    if params["source"] == "hub":
+        return hub_sources(params["hub_id"], configs, params["splits"])
+    if params["source"] == "files":
+        return discover(params["path"], configs, params["splits"])
+    raise ConfigError(f"ingest.source: unknown source '{params['source']}'; valid: files, hub")
+
+
+def ingest(sources, *, layout: str = "auto", on_error: str = "fail", limit_per_split: int | None = None, pair_source: str = "reference") -> IngestResult:
+    """Validate every row of every source; raise DataErrors (fail) or quarantine bad rows."""
+    if on_error not in ("fail", "quarantine"):
+        raise ConfigError(f"ingest.on_error: unknown value '{on_error}'; valid: fail, quarantine")
+    out, errors, fatal = IngestResult(), [], []
+    seen: dict[str, str] = {}
+    bar = tqdm(desc="ingest rows", unit="row", disable=None)
+    for src in sources:
+        try:
+            _ingest_source(src, out, errors, seen, bar, layout, limit_per_split, pair_source)
+        except DataError as exc:   # the file itself is unreadable: quarantine cannot keep it
+            fatal.append(exc)
+    bar.close()
+    if fatal or (errors and on_error == "fail"):
+        raise DataErrors(fatal + errors)
+    return out
+
+
+def _ingest_source(src, out, errors, seen, bar, layout, limit_per_split, pair_source):
+    domain, kept, with_pairs = CONFIGS[src.config], 0, layout == "rewardbench"
+    for raw in read_rows(src):
+        bar.update()
+        if limit_per_split is not None and kept >= limit_per_split:
+            break
+        if raw.index == 0 and layout == "auto":
+            with_pairs = has_pairs(raw.row)
+        row_id = raw.row.get("id") if isinstance(raw.row, dict) else None
+        row_id = row_id if isinstance(row_id, str) else None
+        problems = ([("", raw.error.message)] if raw.error
+                    else row_problems(raw.row, with_pairs=with_pairs))
+        if not problems and row_id in seen:
+            problems = [("id", f"duplicate id, first seen at {seen[row_id]}")]
+        if problems:
+            bad = [DataError(raw.file, msg, row=raw.index, row_id=row_id, field=f or None)
+                   for f, msg in problems]
+            errors.extend(bad)
+            raw_json = json.dumps(raw.row, ensure_ascii=True, default=str)  # escapes bad bytes
+            out.quarantine.extend({"file": raw.file, "row": raw.index, "id": row_id,
+                                   "field": e.field, "reason": e.message, "raw": raw_json} for e in bad)
+            continue
+        seen[row_id] = f"{raw.file} row {raw.index}"
+        kept += 1
+        _emit(out, raw.row, domain, src.split, with_pairs, pair_source)
+    out.files.append({"file": src.label, "config": src.config, "split": src.split, "rows": kept})
+
+
+def validate_path(path: str, layout: str = "auto") -> list[str]:
+    """`prbench validate`: every problem in a file or folder, one line each (empty = valid)."""
+    try:
+        ingest(discover(path, CONFIGS, SPLITS), layout=layout, on_error="fail")
+    except DataErrors as exc:
+        return [e.line() for e in exc.errors]
+    except (DataError, ConfigError) as exc:
+        return [str(exc)]
+    return []
+
+
+def _emit(out: IngestResult, row: dict, domain: str, split: str, with_pairs: bool, pair_source: str):
+    qid = row["id"]
+    out.questions.append({
+        "id": qid, "domain": domain, "split": split, "category": row["category"],
+        "question": row["question"].strip(), "narrative": row["narrative"],
+        "rubric_aspects": [{k: a[k] for k in ("aspect", "evidence", "reason")} for a in row["rubric_aspects"]],
+    })
+    out.profiles.extend({"question_id": qid, "item_id": item["id"], "position": pos,
+                         "category": item["category"], "text": item["text"]}
+                        for pos, item in enumerate(row["profile"]))
+    if with_pairs:
+        out.pairs.append(pair_record(qid, domain, split, row["chosen"], row["rejected"],
+                                     f"reference:{pair_source}"))
+
+
+def ingest_metrics(res: IngestResult) -> dict:
+    per = defaultdict(lambda: {"questions": 0, "profile_items": 0, "aspects": 0, "pairs": 0})
+    for q in res.questions:
+        m = per[f"{q['domain']}/{q['split']}"]
+        m["questions"] += 1
+        m["aspects"] += len(q["rubric_aspects"])
+    domain_of = {q["id"]: f"{q['domain']}/{q['split']}" for q in res.questions}
+    for p in res.profiles:
+        per[domain_of[p["question_id"]]]["profile_items"] += 1
+    for p in res.pairs:
+        per[f"{p['domain']}/{p['split']}"]["pairs"] += 1
+    for m in per.values():
+        m["mean_profile_items"] = round(m.pop("profile_items") / max(m["questions"], 1), 2)
+        m["mean_aspects"] = round(m.pop("aspects") / max(m["questions"], 1), 2)
+    bad_rows = {(q["file"], q["row"]) for q in res.quarantine}
+    return {
+        "questions": len(res.questions),
+        "profile_items": len(res.profiles),
+        "pairs": len(res.pairs),
+        "quarantined_rows": len(bad_rows),
+        "quarantine_reasons": dict(sorted(Counter(re.sub(r"\[\d+\]", "[]", q["field"] or "row")
+                                                for q in res.quarantine).items())),
+        "per_domain_split": dict(sorted(per.items())),
+        "files": res.files,
+    }
+
+
+def ingest_from_params(p: dict) -> IngestResult:
+    return ingest(resolve_sources(p), layout=p.get("layout", "auto"), on_error=p.get("on_error", "fail"),
+                  limit_per_split=p.get("limit_per_split"), pair_source=p.get("pair_source", "reference"))
+
+
+def run(p: dict, out: dict) -> dict:
+    """Ingest stage end to end: read, validate, write every artifact atomically. Returns metrics."""
+    from tasks.artifacts import write_json, write_table
+
+    res = ingest_from_params(p)
+    for name in ("questions", "profiles", "pairs", "quarantine"):
+        write_table(getattr(res, name), out[name], name)
+    metrics = ingest_metrics(res)
+    write_json(metrics, out["metrics"])
+    plot_profile_sizes(res, out["plot"])
+    return metrics
+
+
+def plot_profile_sizes(res: IngestResult, path) -> None:
+    from tasks.plots import profile_sizes
+
+    sizes = Counter(p["question_id"] for p in res.profiles)
+    by_domain = defaultdict(list)
+    for q in res.questions:
+        by_domain[q["domain"]].append(sizes[q["id"]])
+    profile_sizes(dict(by_domain), path)

@@ -1,0 +1,92 @@
+"""The profiles stage: top-k of each user's posts for their question, plus the prompt text."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from tqdm import tqdm
+
+from tasks.retrieval import bm25_scores, check_retriever, dense_scores, order
+
+
+def group_profiles(profiles: list[dict]) -> dict[str, list[dict]]:
+    by_q = defaultdict(list)
+    for item in profiles:
+        by_q[item["question_id"]].append(item)
+    for items in by_q.values():
+        items.sort(key=lambda it: it["position"])
+    return by_q
+
+
+def format_profile(items: list[dict], max_words: int) -> str:
+    """The profile block later prompts inject: one numbered post per ranked item."""
+    lines = []
+    for rank, item in enumerate(items, start=1):
+        words = item["text"].split()
+        text = " ".join(words[:max_words]) + (" …" if len(words) > max_words else "")
+        lines.append(f"[{rank}] ({item['category']}) {text}")
+    return "\n".join(lines)
+
+
+def rank_profiles(questions: list[dict], profiles: list[dict], *, retriever: str, k: int,
+                  max_words_per_post: int, encoder=None) -> tuple[list[dict], list[dict]]:
+    """Return (ranked rows, context rows). The query is the question only: never the narrative."""
+    check_retriever(retriever)
+    by_q = group_profiles(profiles)
+    if retriever == "dense":
+        all_items = [it["text"] for q in questions for it in by_q[q["id"]]]
+        item_vecs = encoder.encode(all_items, progress=True)
+        query_vecs = encoder.encode([q["question"] for q in questions])
+    ranked, contexts, offset = [], [], 0
+    for qi, q in enumerate(tqdm(questions, desc="profiles", unit="question", disable=None)):
+        items = by_q[q["id"]]
+        if retriever == "bm25":
+            scores = bm25_scores(q["question"], [it["text"] for it in items])
+        else:
+            scores = dense_scores(query_vecs[qi], item_vecs[offset:offset + len(items)])
+            offset += len(items)
+        top = [(items[i], float(np.round(scores[i], 6))) for i in order(scores)[:k]]
+        ranked.extend({"question_id": q["id"], "rank": r, "item_id": it["item_id"],
+                       "position": it["position"], "category": it["category"],
+                       "text": it["text"], "score": s} for r, (it, s) in enumerate(top, start=1))
+        contexts.append({"question_id": q["id"], "retriever": retriever, "k": k,
+                         "item_ids": [it["item_id"] for it, _ in top],
+                         "profile_text": format_profile([it for it, _ in top], max_words_per_post)})
+    return ranked, contexts
+
+
+def profile_metrics(ranked: list[dict], contexts: list[dict], questions: list[dict]) -> dict:
+    domain = {q["id"]: q["domain"] for q in questions}
+    per = defaultdict(list)
+    for c in contexts:
+        per[domain[c["question_id"]]].append(len(c["item_ids"]))
+    return {
+        "questions": len(contexts),
+        "ranked_items": len(ranked),
+        "mean_items_per_question": {d: round(float(np.mean(v)), 2) for d, v in sorted(per.items())},
+    }
+
+
+def run(p: dict, common: dict, inputs: dict, out: dict) -> dict:
+    """Profiles stage end to end. Returns metrics, including embedding-cache counters."""
+    from pathlib import Path
+
+    from tasks.artifacts import read_table, write_json, write_table
+
+    questions = read_table(inputs["questions"], "questions").to_pylist()
+    profiles = read_table(inputs["profiles"], "profiles").to_pylist()
+    encoder = cache = None
+    if p["retriever"] == "dense":
+        from tasks.encoders import EmbeddingCache, Encoder
+
+        cache = EmbeddingCache(Path(common["cache_dir"]) / "embeddings.sqlite")
+        encoder = Encoder(p["encoder"], batch_size=p["batch_size"], cache=cache)
+    ranked, contexts = rank_profiles(questions, profiles, retriever=p["retriever"], k=p["k"],
+                                     max_words_per_post=p["max_words_per_post"], encoder=encoder)
+    write_table(ranked, out["ranked_profile"], "ranked_profile")
+    write_table(contexts, out["profile_context"], "profile_context")
+    metrics = profile_metrics(ranked, contexts, questions)
+    if cache:
+        metrics["run"] = {"embedding_cache_hits": cache.hits, "embedding_cache_misses": cache.misses}
+    write_json(metrics, out["metrics"])
+    return metrics

@@ -1,0 +1,67 @@
+"""Test setup: never touch the network, never touch the developer's Prefect state."""
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+_PREFECT_HOME = tempfile.mkdtemp(prefix="prbench-prefect-")
+os.environ.update({
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "PREFECT_HOME": _PREFECT_HOME,
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "DVC_NO_ANALYTICS": "1",
+})
+os.environ.pop("PREFECT_API_URL", None)
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "data" / "sample"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_PREFECT_HOME, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+def make_row(i: int, *, prefix="1_0", posts=16, **overrides) -> dict:
+    qid = f"{prefix}_{i}"
+    row = {
+        "id": qid,
+        "question": f"How should I plan question number {i} on a small budget?",
+        "profile": [{"category": "travel", "id": f"{qid}_{k}",
+                     "text": f"Past post {k} of user {i}: notes on topic {k * 7 % 11} and daily life."}
+                    for k in range(posts)],
+        "rubric_aspects": [{"aspect": "Budget", "evidence": "little money", "reason": "cost matters"},
+                           {"aspect": "Beginner", "evidence": "first time", "reason": "no experience"},
+                           {"aspect": "Short", "evidence": "no time", "reason": "busy"}],
+        "narrative": "I have little money, it is my first time, and no time.",
+        "category": "travel",
+    }
+    row.update(overrides)
+    return row
+
+
+def write_json_rows(path: Path, rows) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
+
+
+def ingest_params(path, **overrides) -> dict:
+    p = {"source": "files", "path": str(path), "hub_id": "alireza7/LaMP-QA", "layout": "auto",
+         "configs": ["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"],
+         "splits": ["train", "test"], "on_error": "fail", "limit_per_split": None, "pair_source": "test"}
+    p.update(overrides)
+    return p

@@ -1,0 +1,147 @@
+"""Each malformed input gives one error line naming file, row (index and id) and field —
+through the ingest stage and through `prbench validate` — and nothing is written."""
+import json
+
+import pytest
+
+from flows.cli import main as cli
+from tasks import ingest
+from tasks.errors import ConfigError, DataErrors
+from tests.conftest import ingest_params, make_row, write_json_rows
+
+FILE = "Art_and_Entertainment_test.json"
+
+
+def rows_with(i, **overrides):
+    return [make_row(0), make_row(1), make_row(2, **overrides), make_row(3)]
+
+
+def _drop(field):
+    row = make_row(2)
+    del row[field]
+    return [make_row(0), make_row(1), row, make_row(3)]
+
+
+CASES = {
+    "missing field": (lambda: _drop("question"), "row 2 (id=1_0_2): field 'question': missing"),
+    "wrong type": (lambda: rows_with(2, category=7), "row 2 (id=1_0_2): field 'category': expected a string, got int"),
+    "wrong type inside profile": (
+        lambda: rows_with(2, profile=[{"category": "x", "id": "1_0_2_0", "text": 5}] * 15),
+        "field 'profile[0].text': expected a string, got int"),
+    "empty question": (lambda: rows_with(2, question="   "), "row 2 (id=1_0_2): field 'question': empty"),
+    "duplicate id": (lambda: rows_with(2, id="1_0_0"), "row 2 (id=1_0_0): field 'id': duplicate id, first seen at"),
+    "empty profile": (lambda: rows_with(2, profile=[]), "row 2 (id=1_0_2): field 'profile': empty list"),
+    "non-list profile": (lambda: rows_with(2, profile="my posts"),
+                         "field 'profile': expected a list of posts, got str"),
+    "aspects not objects": (lambda: rows_with(2, rubric_aspects=["budget", "beginner"]),
+                            "field 'rubric_aspects[0]': expected an object with aspect, evidence, reason, got str"),
+    "aspects not a list": (lambda: rows_with(2, rubric_aspects={"aspect": "x"}),
+                           "field 'rubric_aspects': expected a list of aspect objects, got dict"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_stage_and_validate_give_one_line(case, tmp_path, capsys):
+    make, expected = CASES[case]
+    path = write_json_rows(tmp_path / "data" / FILE, make())
+    out = {k: str(tmp_path / "out" / f"{k}.x") for k in ("questions", "profiles", "pairs", "quarantine",
+                                                         "metrics", "plot")}
+    with pytest.raises(DataErrors) as err:
+        ingest.run(ingest_params(tmp_path / "data"), out)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 1 and expected in lines[0] and lines[0].startswith(str(path)), lines
+    assert not (tmp_path / "out").exists(), "no partial output"
+
+    assert cli(["validate", str(path)]) == 1
+    stderr = capsys.readouterr().err.strip().splitlines()
+    assert stderr == lines
+
+
+def test_invalid_utf8_names_the_field(tmp_path, capsys):
+    text = json.dumps([make_row(0), make_row(1, narrative="MARK")], ensure_ascii=False).encode()
+    path = tmp_path / FILE
+    path.write_bytes(text.replace(b"MARK", b"caf\xe9 au lait"))   # latin-1 byte, not UTF-8
+    assert cli(["validate", str(path)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == f"{path}: row 1 (id=1_0_1): field 'narrative': invalid UTF-8 bytes"
+
+
+def test_json_syntax_error_names_row_and_position(tmp_path, capsys):
+    good = json.dumps([make_row(0), make_row(1), make_row(2)], indent=1)
+    broken = good.replace('"1_0_2_3"', '"1_0_2_3" "oops"', 1)
+    path = tmp_path / FILE
+    path.write_text(broken)
+    assert cli(["validate", str(path)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"{path}: row 2: JSON syntax error at line ")
+    assert "Expecting" in line
+
+
+def test_jsonl_syntax_error_is_a_row_error(tmp_path, capsys):
+    path = tmp_path / "Society_and_Culture_train.jsonl"
+    path.write_text("\n".join([json.dumps(make_row(0)), "{not json", json.dumps(make_row(2))]) + "\n")
+    assert cli(["validate", str(path)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"{path}: row 1: JSON syntax error at line 2 column 2")
+
+
+def test_unknown_config_in_file_name(tmp_path, capsys):
+    path = write_json_rows(tmp_path / "Arts_and_Entertainment_test.json", [make_row(0)])
+    assert cli(["validate", str(path)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"{path}: unknown config name 'Arts_and_Entertainment' in the file name "
+                           "(did you mean 'Art_and_Entertainment'?); valid: Art_and_Entertainment, ")
+
+
+def test_unknown_config_in_params_suggests(tmp_path):
+    write_json_rows(tmp_path / FILE, [make_row(0)])
+    with pytest.raises(ConfigError, match=r"ingest.configs: unknown config: unknown name 'Society' "
+                                          r"\(did you mean 'Society_and_Culture'\?\)"):
+        ingest.resolve_sources(ingest_params(tmp_path, configs=["Society"]))
+
+
+def test_valid_file_passes(tmp_path, capsys):
+    path = write_json_rows(tmp_path / FILE, [make_row(i) for i in range(3)])
+    assert cli(["validate", str(path)]) == 0
+    assert "valid" in capsys.readouterr().out
+
+
+def test_quarantine_keeps_good_rows_and_reports_bad(tmp_path):
+    rows = [make_row(0), make_row(1, question=""), make_row(2), make_row(3, profile=[]), make_row(4, id="1_0_0")]
+    write_json_rows(tmp_path / "data" / FILE, rows)
+    out = {k: str(tmp_path / "out" / f"{k}.parquet") for k in ("questions", "profiles", "pairs", "quarantine")}
+    out |= {"metrics": str(tmp_path / "out" / "m.json"), "plot": str(tmp_path / "out" / "p.png")}
+    metrics = ingest.run(ingest_params(tmp_path / "data", on_error="quarantine"), out)
+
+    import pyarrow.parquet as pq
+
+    kept = pq.read_table(out["questions"]).column("id").to_pylist()
+    assert kept == ["1_0_0", "1_0_2"]
+    bad = pq.read_table(out["quarantine"]).to_pylist()
+    assert [(b["row"], b["field"]) for b in bad] == [(1, "question"), (3, "profile"), (4, "id")]
+    assert json.loads(bad[0]["raw"])["id"] == "1_0_1", "the bad row itself is kept"
+    assert metrics["quarantined_rows"] == 3 and metrics["questions"] == 2
+    assert metrics["quarantine_reasons"] == {"id": 1, "profile": 1, "question": 1}
+
+
+def test_stage_command_prints_no_traceback(tmp_path):
+    """The real stage process: exit 1, one line, no traceback, no outputs."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from tests.conftest import ROOT
+
+    write_json_rows(tmp_path / "data" / FILE, rows_with(2, profile="oops"))
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["ingest"] = ingest_params(tmp_path / "data")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "flows.ingest"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr + proc.stdout
+    expected = f"{tmp_path}/data/{FILE}: row 2 (id=1_0_2): field 'profile': expected a list of posts, got str"
+    assert expected in proc.stderr.splitlines()
+    assert not (tmp_path / "data" / "ingest").exists()
