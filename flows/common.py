@@ -29,7 +29,8 @@ STAGE_TASK = dict(cache_policy=CACHE, persist_result=True, retries=2, retry_dela
 
 def code_hash(stage: str) -> str:
     """The stage's code is part of its cache key: edit the logic and the cache misses."""
-    return tree_hash([ROOT / f for f in (*layout.SHARED_CODE, *layout.CODE[stage])])
+    paths = [ROOT / f for f in (*layout.SHARED_CODE, *layout.CODE[stage])]
+    return tree_hash(sorted(f for p in paths for f in (p.rglob("*.py") if p.is_dir() else [p])))
 
 
 def hashes(paths: dict) -> dict:

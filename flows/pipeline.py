@@ -8,9 +8,11 @@ from prefect.states import Failed
 
 from flows.common import main
 from flows.ingest import ingest_flow
+from flows.pairs import pairs_flow
 from flows.profiles import profiles_flow
+from flows.rubrics import rubrics_flow
 
-STAGES = [ingest_flow, profiles_flow]   # in dependency order, as in dvc.yaml
+STAGES = [ingest_flow, profiles_flow, rubrics_flow, pairs_flow]   # in dependency order, as in dvc.yaml
 
 
 @flow(name="prbench-pipeline", log_prints=True)

@@ -13,10 +13,48 @@ PROFILES = {
     "profile_context": "data/profiles/context.parquet",
     "metrics": "metrics/profiles.json",
 }
+RUBRICS = {
+    "inferred_rubrics": "data/rubrics/inferred.parquet",
+    "metrics": "metrics/rubrics.json",
+}
+PAIRS = {
+    "generated_pairs": "data/pairs/generated.parquet",
+    "judged_pairs": "data/pairs/judged.parquet",      # every source, judged
+    "selected_pairs": "data/pairs/selected.parquet",  # what scoring reads (pairs.source)
+    "metrics": "metrics/pairs.json",
+    "plot": "plots/pairs_validity.png",
+}
+TRAIN_RM = {
+    "model": "data/models/bradley-terry",            # a save_pretrained folder (model + tokenizer)
+    "metrics": "metrics/train_rm.json",
+}
+SCORES_DIR = "data/scores"                          # one <rm>.parquet per RM (a dvc foreach stage each)
+
+
+def scores(rm: str) -> dict:
+    return {"scores": f"{SCORES_DIR}/{rm}.parquet", "metrics": f"metrics/scores/{rm}.json"}
+
+
+LEADERBOARD = {
+    "leaderboard": "data/leaderboard/leaderboard.parquet",
+    "metrics": "metrics/leaderboard.json",
+    "plot_accuracy": "plots/leaderboard_accuracy.png",
+    "plot_heatmap": "plots/leaderboard_domains.png",
+    "plot_data": "plots/leaderboard.csv",              # for `dvc plots show/diff`
+}
 
 # Code each stage runs: part of its Prefect cache key and of its dvc.yaml deps (kept equal by a test).
 SHARED_CODE = ["tasks/artifacts.py", "tasks/errors.py", "tasks/schemas.py", "tasks/params.py", "flows/common.py"]
 CODE = {
     "ingest": ["flows/ingest.py", "tasks/ingest.py", "tasks/sources.py", "tasks/validate.py", "tasks/plots.py"],
     "profiles": ["flows/profiles.py", "tasks/profiles.py", "tasks/retrieval.py", "tasks/encoders.py"],
+    "rubrics": ["flows/rubrics.py", "tasks/rubrics.py", "tasks/structured.py", "tasks/prompts.py",
+                "tasks/profiles.py", "tasks/encoders.py", "tasks/resources.py", "tasks/llm"],
+    "pairs": ["flows/pairs.py", "tasks/pairs.py", "tasks/judge.py", "tasks/structured.py", "tasks/prompts.py",
+              "tasks/rubrics.py", "tasks/profiles.py", "tasks/encoders.py", "tasks/ingest.py", "tasks/plots.py",
+              "tasks/resources.py", "tasks/llm"],
+    "train_rm": ["flows/train_rm.py", "tasks/train_rm.py", "tasks/strategies.py", "tasks/rms"],
+    "score": ["flows/score.py", "tasks/score.py", "tasks/strategies.py", "tasks/rms", "tasks/prompts.py",
+              "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
+    "leaderboard": ["flows/leaderboard.py", "tasks/leaderboard.py", "tasks/plots.py", "tasks/strategies.py"],
 }

@@ -62,6 +62,69 @@ PROFILE_CONTEXT = pa.schema([
     ("profile_text", pa.string()),    # what later prompts inject
 ])
 
+INFERRED_RUBRICS = pa.schema([
+    ("question_id", pa.string()),
+    ("domain", pa.string()),
+    ("split", pa.string()),
+    ("aspects", pa.list_(pa.string())),   # null when the planner's reply never parsed
+    ("valid", pa.bool_()),
+    ("attempts", pa.int32()),
+    ("error", pa.string()),
+    ("raw_text", pa.string()),
+    ("generator", pa.string()),
+])
+
+GENERATED_PAIRS = pa.schema([
+    *PAIRS,                               # chosen/rejected null when generation never parsed
+    ("format_ok", pa.bool_()),
+    ("error", pa.string()),
+    ("chosen_raw", pa.string()),
+    ("rejected_raw", pa.string()),
+    ("attempts", pa.int32()),
+])
+
+JUDGED_PAIRS = pa.schema([
+    *PAIRS,
+    ("source", pa.string()),              # generate | reference
+    ("judge_chosen", pa.float64()),       # rubric judge score in [0, 1]
+    ("judge_rejected", pa.float64()),
+    ("valid", pa.bool_()),                # chosen beats rejected under the judge
+])
+
+SCORES = pa.schema([                     # one row per (RM, strategy, pair): data/scores/<rm>.parquet
+    ("rm", pa.string()),
+    ("rm_kind", pa.string()),
+    ("rm_identity", pa.string()),
+    ("strategy", pa.string()),
+    ("question_id", pa.string()),
+    ("domain", pa.string()),
+    ("split", pa.string()),
+    ("score_chosen", pa.float64()),       # null = no usable score (invalid)
+    ("score_rejected", pa.float64()),
+    ("correct", pa.bool_()),              # chosen strictly above rejected
+    ("tie", pa.bool_()),
+    ("invalid", pa.bool_()),
+    ("truncated", pa.bool_()),            # some context was cut (never the answer)
+    ("order_consistent", pa.bool_()),     # pairwise judges only: same verdict in both orders
+    ("input_hash_chosen", pa.string()),
+    ("input_hash_rejected", pa.string()),
+])
+
+LEADERBOARD = pa.schema([
+    ("rm", pa.string()),
+    ("strategy", pa.string()),
+    ("evaluation_only", pa.bool_()),      # the oracle strategy: an upper bound, not a benchmark result
+    ("domain", pa.string()),              # a domain, "micro" (all pairs) or "macro" (mean of domains)
+    ("n", pa.int64()),                    # pairs counted under the tie policy
+    ("accuracy", pa.float64()),
+    ("ci_low", pa.float64()),
+    ("ci_high", pa.float64()),
+    ("ties", pa.int64()),
+    ("invalid", pa.int64()),
+    ("truncated", pa.int64()),
+    ("tie_policy", pa.string()),
+])
+
 SCHEMAS: dict[str, pa.Schema] = {
     "questions": QUESTIONS,
     "profiles": PROFILES,
@@ -69,6 +132,11 @@ SCHEMAS: dict[str, pa.Schema] = {
     "quarantine": QUARANTINE,
     "ranked_profile": RANKED_PROFILE,
     "profile_context": PROFILE_CONTEXT,
+    "inferred_rubrics": INFERRED_RUBRICS,
+    "generated_pairs": GENERATED_PAIRS,
+    "judged_pairs": JUDGED_PAIRS,
+    "scores": SCORES,
+    "leaderboard": LEADERBOARD,
 }
 
 

@@ -14,7 +14,8 @@ from tasks import layout
 from tasks.artifacts import file_hash
 from tests.conftest import ROOT
 
-STAGES = {"ingest": layout.INGEST, "profiles": layout.PROFILES}
+STAGES = {"ingest": layout.INGEST, "profiles": layout.PROFILES, "rubrics": layout.RUBRICS, "pairs": layout.PAIRS}
+LLM_STAGES = ("rubrics", "pairs")
 
 
 def _dvc_stages():
@@ -58,6 +59,10 @@ def test_dvc_repro_is_reproducible(tmp_path):
     repo = tmp_path / "repo"
     _copy_repo(repo)
     locked = yaml.safe_load((repo / "dvc.lock").read_text()) if (repo / "dvc.lock").exists() else None
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    for stage in LLM_STAGES:   # the real SmolLM2 on a few questions keeps this test short
+        params[stage]["questions_limit"] = 2
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     _dvc(repo, "repro")
     parquet = sorted(p for spec in STAGES.values() for p in spec.values() if p.endswith(".parquet"))
     first = {p: file_hash(repo / p) for p in parquet}
@@ -76,7 +81,7 @@ def test_dvc_repro_is_reproducible(tmp_path):
     if locked:   # the committed dvc.lock was made from the same code and data: same Parquet bytes
         from hashlib import md5
 
-        for stage in locked["stages"].values():
-            for out in stage.get("outs", []):
+        for name, stage in locked["stages"].items():
+            for out in stage.get("outs", []) if name not in LLM_STAGES else []:
                 if out["path"].endswith(".parquet"):
                     assert md5((repo / out["path"]).read_bytes()).hexdigest() == out["md5"], out["path"]

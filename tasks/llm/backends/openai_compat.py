@@ -1,0 +1,85 @@
+"""Any OpenAI-compatible chat server (OpenAI, vLLM, llama.cpp server) over plain httpx.
+
+The key is read from OPENAI_API_KEY (or the variable named by `api_key_env`). It is required
+for api.openai.com or when `api_key_env` is set explicitly; a local server needs none.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import httpx
+
+from tasks.errors import ConfigError
+from tasks.llm.base import Backend, Completion, GenParams
+from tasks.llm.retry import BadRequestError, RetryableError, error_for_status, is_retryable
+
+OFFICIAL = "https://api.openai.com/v1"
+
+
+class OpenAIBackend(Backend):
+    name = "openai"
+    parallel_safe = True
+
+    def __init__(self, model: str, base_url: str = OFFICIAL, api_key_env: str | None = None,
+                 timeout_s: float = 60.0, connect_timeout_s: float = 10.0):
+        var = api_key_env or "OPENAI_API_KEY"
+        key = os.environ.get(var) or None
+        if key is None and (api_key_env or base_url.rstrip("/") == OFFICIAL):
+            raise ConfigError(f"llm backend 'openai' needs an API key: set {var} in the environment")
+        self.model, self.base_url = model, base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._http = httpx.Client(headers=headers, timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s),
+                                  limits=httpx.Limits(max_connections=64, max_keepalive_connections=64))
+        self._scrub = lambda text: text.replace(key, "***") if key else text
+
+    def identity(self) -> str:
+        # The served model name is the identity (vLLM serves under the HF id); the URL is not,
+        # so a server on another port or host keeps the cache.
+        return f"openai:{self.model}"
+
+    def _post(self, body: dict) -> dict:
+        try:
+            r = self._http.post(f"{self.base_url}/chat/completions", json={"model": self.model, **body})
+        except Exception as exc:
+            if is_retryable(exc):
+                raise RetryableError(f"openai: {type(exc).__name__}: {self._scrub(str(exc))}") from None
+            raise
+        if r.status_code != 200:
+            raise error_for_status(r.status_code, self._scrub(r.text[:300]))
+        try:
+            data = r.json()
+            data["choices"][0]
+            return data
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise RetryableError(f"openai: malformed response: {self._scrub(r.text[:200])!r}") from None
+
+    def generate(self, messages: list[dict], params: GenParams, sample_index: int) -> Completion:
+        start = time.perf_counter()
+        data = self._post({"messages": messages, "temperature": params.temperature, "top_p": params.top_p,
+                           "max_tokens": params.max_tokens, "seed": params.seed + sample_index})
+        choice, usage = data["choices"][0], data.get("usage") or {}
+        text = (choice.get("message") or {}).get("content")
+        if not text:
+            raise RetryableError(f"openai: empty response (finish_reason={choice.get('finish_reason')})")
+        return Completion(text=text, tokens_in=usage.get("prompt_tokens", 0),
+                          tokens_out=usage.get("completion_tokens", 0), latency_s=time.perf_counter() - start,
+                          finish_reason=choice.get("finish_reason") or "stop")
+
+    def choice_logprobs(self, messages: list[dict], choices: list[str]) -> dict[str, float]:
+        """Read from the server's top-20 next tokens. Without the server's tokenizer a choice is
+        matched to the best-ranked top token that is a non-empty prefix of it (leading spaces
+        ignored); a choice with no such token in the top 20 gets -inf (probability below the
+        20th token's, not exactly zero)."""
+        data = self._post({"messages": messages, "temperature": 0.0, "max_tokens": 1,
+                           "logprobs": True, "top_logprobs": 20})
+        try:
+            top = data["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        except (KeyError, IndexError, TypeError):
+            raise BadRequestError("openai: response has no logprobs (does the server support them?)") from None
+        out = {}
+        for c in choices:
+            found = [t["logprob"] for t in top if t["token"].lstrip() and c.lstrip().startswith(t["token"].lstrip())]
+            out[c] = max(found) if found else -math.inf
+        return out

@@ -1,0 +1,61 @@
+"""The reward-model interface. Every kind scores pairs; pointwise kinds score answers alone and
+inherit the pairing. Inputs are plain strings: the strategy has already built the context."""
+from __future__ import annotations
+
+import hashlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PairInput:
+    question_id: str
+    question: str
+    context: str          # the strategy's text (retrieved posts, inferred or gold aspects); "" for none
+    chosen: str
+    rejected: str
+
+
+@dataclass(frozen=True)
+class AnswerScore:
+    score: float | None   # None = the RM gave no usable score (unparseable judge reply, failed call)
+    truncated: bool = False
+    input_hash: str = ""  # sha256 of exactly what the model saw
+
+
+@dataclass(frozen=True)
+class PairScore:
+    chosen: AnswerScore
+    rejected: AnswerScore
+    order_consistent: bool | None = None   # pairwise judges: same answer preferred in both orders
+
+
+def input_hash(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+def user_message(question: str, context: str) -> str:
+    """What an RM's user turn holds: the question, then the strategy's context if any."""
+    return f"{question}\n\n{context}" if context else question
+
+
+class RewardModel(ABC):
+    kind: str = ""
+    OPTIONS: tuple[str, ...] = ()   # params keys this kind accepts besides `kind`
+
+    def __init__(self, name: str, entry: dict):
+        self.name, self.entry = name, entry
+
+    @abstractmethod
+    def identity(self) -> str:
+        """Kind + model identity (weights hash for local files); recorded with every score."""
+
+    def score_pairs(self, pairs: list[PairInput]) -> list[PairScore]:
+        """Default: score every answer on its own (pointwise kinds override score_answers)."""
+        flat = [(p.question, p.context, a) for p in pairs for a in (p.chosen, p.rejected)]
+        scores = self.score_answers(flat)
+        return [PairScore(c, r) for c, r in zip(scores[0::2], scores[1::2])]
+
+    def score_answers(self, items: list[tuple[str, str, str]]) -> list[AnswerScore]:
+        """items: (question, context, answer). Pairwise-only kinds need not implement it."""
+        raise NotImplementedError(f"{self.kind}: pointwise scoring is not supported")

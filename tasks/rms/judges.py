@@ -1,0 +1,99 @@
+"""LLM judges as reward models, over any backend of the LLM layer.
+
+- judge-pairwise: both orders (A/B and B/A) by default, so position bias cancels and is
+  measured; the verdict comes from the log-probabilities of the two labels (`verdict: logprobs`,
+  local models) or from the parsed reply (`verdict: reply`, APIs). An unparseable reply is
+  invalid, never counted as "A" (the release's silent default).
+- judge-pointwise: each answer alone; log p(Yes) − log p(No), or a parsed 1–10.
+"""
+from __future__ import annotations
+
+import re
+
+from tasks.errors import ConfigError
+from tasks.llm import GenParams
+from tasks.prompts import render
+from tasks.rms.base import AnswerScore, PairScore, RewardModel, input_hash, user_message
+from tasks.rms.registry import register
+
+VERDICTS = ("logprobs", "reply")
+
+
+class _LLMJudge(RewardModel):
+    OPTIONS = ("llm", "prompt", "verdict", "max_tokens")
+    DEFAULT_PROMPT = ""
+
+    def __init__(self, name, entry, resources):
+        super().__init__(name, entry)
+        self.llm = resources.llm(entry["llm"])
+        self.prompt = entry.get("prompt", self.DEFAULT_PROMPT)
+        self.verdict = entry.get("verdict", "logprobs")
+        if self.verdict not in VERDICTS:
+            raise ConfigError(f"scoring.rms.{name}.verdict: unknown '{self.verdict}'; valid: {', '.join(VERDICTS)}")
+        self.params = GenParams(temperature=0.0, max_tokens=int(entry.get("max_tokens", 8)), seed=resources.seed)
+
+    def identity(self) -> str:
+        from tasks.artifacts import file_hash
+
+        return f"{self.kind}:{self.llm.backend.identity()}:{self.verdict}:{file_hash(self.prompt)[:12]}"
+
+    def _replies(self, prompts: list[list[dict]]) -> list[str | None]:
+        outs = self.llm.generate_many([(m, self.params, 0) for m in prompts], progress=self.name)
+        return [getattr(o, "text", None) for o in outs]
+
+
+@register
+class PairwiseJudge(_LLMJudge):
+    kind = "judge-pairwise"
+    OPTIONS = _LLMJudge.OPTIONS + ("both_orders",)
+    DEFAULT_PROMPT = "prompts/rm_pairwise.txt"
+
+    def score_pairs(self, pairs):
+        both = self.entry.get("both_orders", True)
+        orders = [(p, False) for p in pairs] + ([(p, True) for p in pairs] if both else [])
+        prompts = [render(self.prompt, user=user_message(p.question, p.context),
+                          answer_a=p.rejected if swap else p.chosen, answer_b=p.chosen if swap else p.rejected)
+                   for p, swap in orders]
+        prefs = self._prefer_a(prompts)   # > 0: A preferred; None: no verdict
+        out = []
+        for i in range(len(pairs)):
+            first = prefs[i]                                  # chosen shown as A
+            second = prefs[len(pairs) + i] if both else None  # chosen shown as B
+            h = input_hash(*(m[0]["content"] for m in prompts[i::len(pairs)]))
+            if first is None or (both and second is None):
+                out.append(PairScore(AnswerScore(None, input_hash=h), AnswerScore(None, input_hash=h)))
+                continue
+            votes = [first, -second] if both else [first]
+            margin = sum(votes) / len(votes)   # the chosen answer's advantage, position folded out
+            consistent = ((first > 0) == (-second > 0)) if both else None
+            out.append(PairScore(AnswerScore(margin, input_hash=h), AnswerScore(-margin, input_hash=h), consistent))
+        return out
+
+    def _prefer_a(self, prompts) -> list[float | None]:
+        if self.verdict == "logprobs":
+            prefs = []
+            for m in prompts:
+                lp = self.llm.choice_logprobs(m, ["A", "B"])
+                prefs.append(round(lp["A"] - lp["B"], 6))
+            return prefs
+        return [None if r is None or not (m := re.search(r"\b([AB])\b", r)) else (1.0 if m.group(1) == "A" else -1.0)
+                for r in self._replies(prompts)]
+
+
+@register
+class PointwiseJudge(_LLMJudge):
+    kind = "judge-pointwise"
+    DEFAULT_PROMPT = "prompts/rm_pointwise.txt"
+
+    def score_answers(self, items):
+        prompts = [render(self.prompt, user=user_message(q, c), answer=a) for q, c, a in items]
+        hashes = [input_hash(m[0]["content"]) for m in prompts]
+        if self.verdict == "logprobs":
+            scores = []
+            for m in prompts:
+                lp = self.llm.choice_logprobs(m, ["Yes", "No"])
+                scores.append(round(lp["Yes"] - lp["No"], 6))
+        else:
+            scores = [None if r is None or not (m := re.search(r"\b(10|[1-9])\b", r)) else float(m.group(1))
+                      for r in self._replies(prompts)]
+        return [AnswerScore(s, input_hash=h) for s, h in zip(scores, hashes)]

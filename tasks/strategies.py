@@ -1,0 +1,62 @@
+"""Profile strategies: what an RM sees of the user besides the question (the paper's comparison).
+
+- none:        the question only
+- raw_profile: the top-k retrieved past posts (the profiles stage's formatted text)
+- planner:     the aspects the rubrics stage inferred (from question + posts only)
+- oracle:      the gold rubric aspects — an evaluation-only upper bound, labelled as such
+The narrative never reaches an RM.
+"""
+from __future__ import annotations
+
+from tasks.errors import ConfigError
+from tasks.rms.base import PairInput
+
+STRATEGIES = ("none", "raw_profile", "planner", "oracle")
+EVALUATION_ONLY = {"oracle"}
+
+
+def check(strategies) -> list[str]:
+    for s in strategies:
+        if s not in STRATEGIES:
+            raise ConfigError(f"scoring.strategies: unknown strategy '{s}'; valid: {', '.join(STRATEGIES)}")
+    return list(strategies)
+
+
+def contexts(strategy: str, questions: dict[str, dict], profile_text: dict[str, str],
+             inferred: dict[str, list[str] | None]) -> dict[str, str]:
+    """question id -> context text for one strategy. A planner row that never parsed gives ""
+    (the RM then sees the question only); callers count those."""
+    if strategy == "none":
+        return {q: "" for q in questions}
+    if strategy == "raw_profile":
+        return {q: f"My past posts:\n{profile_text.get(q, '')}" for q in questions}
+    if strategy == "planner":
+        return {q: ("What I expect in an answer: " + "; ".join(inferred[q])) if inferred.get(q) else ""
+                for q in questions}
+    if strategy == "oracle":
+        return {q: "What I expect in an answer: " + "; ".join(a["aspect"] for a in questions[q]["rubric_aspects"])
+                for q in questions}
+    check([strategy])
+    return {}
+
+
+def pair_inputs(pairs: list[dict], questions: dict[str, dict], context: dict[str, str]) -> list[PairInput]:
+    return [PairInput(p["question_id"], questions[p["question_id"]]["question"], context[p["question_id"]],
+                      p["chosen"], p["rejected"]) for p in pairs]
+
+
+def load_contexts(strategy: str, questions_path: str, context_path: str, inferred_path: str | None) -> dict[str, str]:
+    """contexts() from the stage artifacts (questions, profile context, inferred rubrics)."""
+    from pathlib import Path
+
+    from tasks.artifacts import read_table
+
+    questions = {q["id"]: q for q in read_table(questions_path, "questions").to_pylist()}
+    profile_text = {r["question_id"]: r["profile_text"]
+                    for r in read_table(context_path, "profile_context").to_pylist()}
+    inferred = {}
+    if strategy == "planner":
+        if not inferred_path or not Path(inferred_path).exists():
+            raise ConfigError("strategy 'planner' needs the rubrics stage's output (data/rubrics/inferred.parquet)")
+        inferred = {r["question_id"]: r["aspects"] for r in read_table(inferred_path, "inferred_rubrics").to_pylist()}
+    return contexts(strategy, questions, profile_text, inferred)

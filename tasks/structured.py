@@ -1,0 +1,61 @@
+"""LLM output that must parse: retried a bounded number of times with a temperature bump
+(LaMP-QA's approach), then marked invalid with its raw text kept — never a default value."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from tasks.llm import GenParams
+
+
+@dataclass
+class Parsed:
+    value: Any            # None when invalid
+    raw: str              # the last raw reply ("" when every call failed)
+    attempts: int
+    error: str = ""       # why it is invalid: "parse: …" or "call failed: …"
+
+    @property
+    def valid(self) -> bool:
+        return self.value is not None
+
+
+def generate_parsed(llm, prompts: list[list[dict]], parse: Callable[[str], Any] | list[Callable], params: GenParams,
+                    *, retries: int, temperature_bump: float, progress: str | None = None) -> list[Parsed]:
+    """One Parsed per prompt (`parse` may be one parser per prompt). Attempt i uses sample_index i,
+    so each attempt has its own cache key; all prompts of an attempt go out as one batch."""
+    parsers = parse if isinstance(parse, list) else [parse] * len(prompts)
+    results: list[Parsed | None] = [None] * len(prompts)
+    last: dict[int, Parsed] = {}
+    pending = list(range(len(prompts)))
+    for attempt in range(retries + 1):
+        if not pending:
+            break
+        p = GenParams(temperature=params.temperature + attempt * temperature_bump, top_p=params.top_p,
+                      max_tokens=params.max_tokens, seed=params.seed)
+        outs = llm.generate_many([(prompts[i], p, attempt) for i in pending],
+                                 progress=f"{progress} (attempt {attempt + 1})" if progress else None)
+        still = []
+        for i, out in zip(pending, outs):
+            text = getattr(out, "text", None)
+            if text is None:
+                last[i] = Parsed(None, "", attempt + 1, f"call failed: {getattr(out, 'error', out)}")
+                still.append(i)
+                continue
+            value, why = _try(parsers[i], text)
+            if value is None:
+                last[i] = Parsed(None, text, attempt + 1, f"parse: {why}")
+                still.append(i)
+            else:
+                results[i] = Parsed(value, text, attempt + 1)
+        pending = still
+    for i in pending:
+        results[i] = last[i]
+    return results
+
+
+def _try(parse, text):
+    try:
+        return parse(text), ""
+    except ValueError as exc:
+        return None, str(exc)

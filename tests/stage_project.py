@@ -1,0 +1,41 @@
+"""A throwaway project folder with ingested sample data, for stage tests."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tasks import ingest, layout, profiles
+from tests.conftest import ROOT, SAMPLE
+
+DUMMY = {"backend": "dummy", "model": "dummy"}
+
+
+def make_project(root: Path, *, configs=("Lifestyle_and_Personal_Development",), splits=("test",),
+                 limit: int | None = 3, llm: dict | None = None) -> dict:
+    """Ingest part of the bundled sample and rank profiles with bm25 (no model load);
+    params.yaml points the LLM stages at `llm` (default: the dummy backend)."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["common"]["cache_dir"] = str(root / "cache")
+    params["ingest"].update(path=str(SAMPLE / "rewardbench"), configs=list(configs), splits=list(splits),
+                            limit_per_split=limit)
+    params["profiles"]["retriever"] = "bm25"
+    params["llms"]["test-llm"] = llm or DUMMY
+    for stage in ("rubrics", "pairs"):
+        params[stage]["llm"] = "test-llm"
+        params[stage]["splits"] = list(splits)
+    for key in ("prompt", "chosen_prompt", "rejected_prompt"):
+        for stage in ("rubrics", "pairs"):
+            if key in params[stage]:
+                params[stage][key] = str(ROOT / params[stage][key])
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    out_ingest = {k: str(root / v) for k, v in layout.INGEST.items()}
+    ingest.run(params["ingest"], out_ingest)
+    out_prof = {k: str(root / v) for k, v in layout.PROFILES.items()}
+    profiles.run(params["profiles"], params["common"],
+                 {"questions": out_ingest["questions"], "profiles": out_ingest["profiles"]}, out_prof)
+    return params
+
+
+def save_params(root: Path, params: dict) -> None:
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

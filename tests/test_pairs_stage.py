@@ -1,0 +1,132 @@
+"""The pairs stage as a real process: resumable after SIGKILL with nothing recomputed, complete
+under injected API faults, and never leaking an API key."""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from tasks import layout
+from tasks.artifacts import file_hash
+from tests.conftest import ROOT
+from tests.stage_project import make_project, save_params
+
+PARQUET = [layout.PAIRS[k] for k in ("generated_pairs", "judged_pairs", "selected_pairs")]
+
+
+def _run_stage(cwd: Path, env_extra=None, wait=True):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env_extra or {})}
+    proc = subprocess.Popen([sys.executable, "-m", "flows.pairs"], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if wait:
+        out, _ = proc.communicate(timeout=600)
+        assert proc.returncode == 0, out[-3000:]
+        return out
+    return proc
+
+
+def _cached_calls(cache_dir: Path) -> int:
+    db = cache_dir / "llm_calls.sqlite"
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as con:
+            return con.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+@pytest.mark.slow
+def test_sigkill_then_rerun_makes_only_missing_calls(tmp_path):
+    slow_dummy = {"backend": "dummy", "model": "dummy", "latency_s": 0.4, "concurrency": 1}
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    for root in (killed, clean):
+        root.mkdir()
+        make_project(root, limit=5, llm=slow_dummy)
+    total = 10   # 5 questions × (chosen, rejected); the dummy always parses
+
+    proc = _run_stage(killed, wait=False)
+    deadline = time.monotonic() + 300
+    while _cached_calls(killed / "cache") < 4:
+        assert proc.poll() is None and time.monotonic() < deadline, "stage ended before it could be killed"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before = _cached_calls(killed / "cache")
+    assert 4 <= done_before < total
+    assert not (killed / layout.PAIRS["selected_pairs"]).exists(), "no partial artifact"
+
+    _run_stage(killed)
+    stats = json.loads((killed / layout.PAIRS["metrics"]).read_text())["run"]["llm:test-llm"]
+    assert stats["calls"] == total - done_before and stats["cache_hits"] == done_before
+
+    _run_stage(clean)
+    for rel in PARQUET:
+        assert file_hash(killed / rel) == file_hash(clean / rel), rel
+
+
+def test_missing_api_key_fails_fast_with_one_line(tmp_path):
+    params = make_project(tmp_path, limit=1, llm={"backend": "gemini", "model": "gemini-2.5-flash"})
+    save_params(tmp_path, params)
+    env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
+    proc = subprocess.run([sys.executable, "-m", "flows.pairs"], cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
+    ours = [line for line in proc.stderr.splitlines() if "GEMINI_API_KEY" in line and " | " not in line]
+    assert len(ours) == 1 and not _cached_calls(tmp_path / "cache"), proc.stderr[-2000:]
+
+
+KEY = "test-key-7f3a9c-do-not-leak"
+
+
+def test_gemini_with_30pct_faults_completes_every_row_and_never_leaks_the_key(tmp_path):
+    import hashlib
+
+    from tests.fakes.gemini_server import FakeGeminiServer
+
+    produced = set()
+
+    def reply(messages, seed):
+        prompt = messages[-1]["content"]
+        text = f"Answer {hashlib.sha256(prompt.encode()).hexdigest()[:10]}: start with two pots and cheap seeds."
+        produced.add(text)
+        return text
+
+    kinds = ("429", "500", "503", "malformed", "empty", "timeout")
+    with FakeGeminiServer(reply, api_key=KEY, fault_rate=0.3, fault_kinds=kinds, seed=7,
+                          timeout_sleep_s=1.5) as server:
+        llm = {"backend": "gemini", "model": "gemini-2.5-flash", "base_url": server.url, "timeout_s": 1.0,
+               "concurrency": 4, "max_retries": 10, "backoff_base_s": 0.02, "backoff_max_s": 0.2}
+        make_project(tmp_path, limit=6, llm=llm)
+        out = _run_stage(tmp_path, {"GEMINI_API_KEY": KEY})
+        assert sum(server.faults.values()) > 0
+    rows = pq.read_table(tmp_path / layout.PAIRS["generated_pairs"]).to_pylist()
+    assert len(rows) == 6 and all(r["format_ok"] for r in rows)
+    assert {r["chosen"] for r in rows} | {r["rejected"] for r in rows} <= produced, "no invented text"
+    stats = json.loads((tmp_path / layout.PAIRS["metrics"]).read_text())["run"]["llm:test-llm"]
+    assert stats["retries"] >= sum(server.faults.values()) - 1 and stats["failures"] == 0
+
+    leaks = [str(p) for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+    leaks += [str(p) for p in Path(os.environ["PREFECT_HOME"]).rglob("*") if p.is_file()
+              and KEY.encode() in p.read_bytes()]
+    assert KEY not in out and leaks == []
+
+
+def test_openai_compatible_server_is_a_params_change(tmp_path):
+    from tests.fakes.openai_server import FakeOpenAIServer
+
+    with FakeOpenAIServer(lambda messages, seed: "Keep it simple: two pots, cheap seeds, a sunny rail.",
+                          api_key=None) as server:
+        make_project(tmp_path, limit=2, llm={"backend": "openai", "model": "Qwen/Qwen2.5-0.5B-Instruct",
+                                             "base_url": f"{server.url}/v1"})
+        _run_stage(tmp_path)
+        assert server.served == 4
+    rows = pq.read_table(tmp_path / layout.PAIRS["generated_pairs"]).to_pylist()
+    assert [r["chosen"] for r in rows] == ["Keep it simple: two pots, cheap seeds, a sunny rail."] * 2
+    assert rows[0]["generator"].startswith("openai:")
