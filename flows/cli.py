@@ -41,6 +41,32 @@ def cmd_validate(args) -> int:
     return 1 if problems else 0
 
 
+def _option(text: str):
+    key, _, value = text.partition("=")
+    import yaml
+
+    return key, yaml.safe_load(value)
+
+
+def cmd_score(args) -> int:
+    from tasks.errors import ConfigError, DataErrors
+    from tasks.params import load_params
+    from tasks.quick_score import quick_score
+
+    entry = {"kind": args.kind, **({"model": args.model} if args.model else {}), **dict(map(_option, args.option))}
+    name = args.name or (Path(args.model).name if args.model else args.kind)
+    out = Path(args.out or f"results/score-{name}")
+    try:
+        table = quick_score(load_params(args.params), entry=entry, name=name, data=args.data,
+                            strategies=args.strategy.split(","), out=out)
+    except (ConfigError, DataErrors) as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    print(table)
+    print(f"prbench: per-item scores and leaderboard under {out}/")
+    return 0
+
+
 def cmd_serve(args) -> int:
     from flows.deploy import serve
 
@@ -60,9 +86,25 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("path")
     val.add_argument("--layout", default="auto", choices=["auto", "lamp_qa", "rewardbench"])
     val.set_defaults(func=cmd_validate)
+    sc = sub.add_parser("score", help="score one RM on pairs, a released-benchmark layout or a hub id")
+    sc.add_argument("--model", help="HF id or local path (kinds that load a model)")
+    sc.add_argument("--kind", default="seq-cls", help="an RM kind (seq-cls, judge-pairwise, similarity, ...)")
+    sc.add_argument("--name", help="name in the outputs (default: the model's folder name)")
+    sc.add_argument("--data", help="pairs Parquet (default data/pairs/selected.parquet), released-benchmark files, or a hub id")
+    sc.add_argument("--strategy", default="none,raw_profile,oracle", help="comma list of none,raw_profile,planner,oracle")
+    sc.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                    help="another RM entry option, e.g. max_length=4096 or trust_remote_code=true")
+    sc.add_argument("--out", help="output folder (default results/score-<name>)")
+    sc.add_argument("--params", default=None, help="params file (default params.yaml)")
+    sc.set_defaults(func=cmd_score)
     srv = sub.add_parser("serve", help="serve the pipeline as a scheduled Prefect deployment")
     srv.add_argument("--cron", default="0 3 * * *")
     srv.set_defaults(func=cmd_serve)
+    from tasks.correlation.diff import add_parser as add_diff
+    from tasks.human_eval import cli as human_eval_cli
+
+    add_diff(sub)
+    human_eval_cli.add_parser(sub)
     return ap
 
 

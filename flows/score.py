@@ -13,7 +13,8 @@ from tasks.artifacts import tree_hash
 from tasks.params import load_params
 
 INPUTS = {"questions": layout.INGEST["questions"], "selected_pairs": layout.PAIRS["selected_pairs"],
-          "profile_context": layout.PROFILES["profile_context"], "inferred_rubrics": layout.RUBRICS["inferred_rubrics"]}
+          "profile_context": layout.PROFILES["profile_context"], "inferred_rubrics": layout.RUBRICS["inferred_rubrics"],
+          "generic_pairs": layout.GENERIC_PAIRS["generic_pairs"]}
 
 
 @task(name="score", task_run_name="score-{rm}", **STAGE_TASK)

@@ -24,6 +24,11 @@ PAIRS = {
     "metrics": "metrics/pairs.json",
     "plot": "plots/pairs_validity.png",
 }
+GENERIC_PAIRS = {                                   # the baseline benchmark: rejected = a non-personalised answer
+    "generic_pairs": "data/pairs/generic.parquet",
+    "generated": "data/pairs/generic_generated.parquet",   # every generation, raw replies kept
+    "metrics": "metrics/generic_pairs.json",
+}
 TRAIN_RM = {
     "model": "data/models/bradley-terry",            # a save_pretrained folder (model + tokenizer)
     "metrics": "metrics/train_rm.json",
@@ -42,6 +47,19 @@ LEADERBOARD = {
     "plot_heatmap": "plots/leaderboard_domains.png",
     "plot_data": "plots/leaderboard.csv",              # for `dvc plots show/diff`
 }
+HUMAN_EVAL = {
+    "ratings": "data/human_eval/ratings.parquet",            # human + llm-proxy ratings, unblinded
+    "proxy_replies": "data/human_eval/proxy_replies.parquet",
+    "quarantine": "data/human_eval/quarantine.parquet",
+    "metrics": "metrics/human_eval.json",
+    "plot": "plots/human_eval.png",
+}
+CORRELATION = {
+    "correlation": "data/correlation/correlation.parquet",
+    "points": "data/correlation/points.parquet",          # the raw (RM, accuracy, downstream score) table
+    "metrics": "metrics/correlation.json",
+    "plot": "plots/correlation.png",
+}
 
 # Code each stage runs: part of its Prefect cache key and of its dvc.yaml deps (kept equal by a test).
 SHARED_CODE = ["tasks/artifacts.py", "tasks/errors.py", "tasks/schemas.py", "tasks/params.py", "flows/common.py"]
@@ -57,4 +75,11 @@ CODE = {
     "score": ["flows/score.py", "tasks/score.py", "tasks/strategies.py", "tasks/rms", "tasks/prompts.py",
               "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
     "leaderboard": ["flows/leaderboard.py", "tasks/leaderboard.py", "tasks/plots.py", "tasks/strategies.py"],
+    "generic_pairs": ["flows/generic_pairs.py", "tasks/generic_pairs.py", "tasks/pairs.py", "tasks/judge.py",
+                      "tasks/structured.py", "tasks/prompts.py", "tasks/rubrics.py", "tasks/profiles.py",
+                      "tasks/encoders.py", "tasks/ingest.py", "tasks/resources.py", "tasks/llm"],
+    "human_eval": ["flows/human_eval.py", "tasks/human_eval", "tasks/structured.py", "tasks/prompts.py",
+                   "tasks/plots.py", "tasks/resources.py", "tasks/llm"],
+    "correlation": ["flows/correlation.py", "tasks/correlation", "tasks/leaderboard.py", "tasks/strategies.py",
+                    "tasks/plots.py"],
 }

@@ -91,8 +91,9 @@ JUDGED_PAIRS = pa.schema([
     ("valid", pa.bool_()),                # chosen beats rejected under the judge
 ])
 
-SCORES = pa.schema([                     # one row per (RM, strategy, pair): data/scores/<rm>.parquet
+SCORES = pa.schema([                     # one row per (RM, benchmark, strategy, pair): data/scores/<rm>.parquet
     ("rm", pa.string()),
+    ("benchmark", pa.string()),           # personalised (the selected pairs) | generic (non-personalised rejected)
     ("rm_kind", pa.string()),
     ("rm_identity", pa.string()),
     ("strategy", pa.string()),
@@ -125,6 +126,66 @@ LEADERBOARD = pa.schema([
     ("tie_policy", pa.string()),
 ])
 
+CORRELATION = pa.schema([                # one row per benchmark × downstream × metric
+    ("benchmark", pa.string()),           # personalised | generic | an external baseline's name
+    ("downstream", pa.string()),          # bon | ppo | an external downstream table's method
+    ("metric", pa.string()),              # ndcg | rbo | weighted_tau | spearman | kendall_tau_b
+    ("value", pa.float64()),              # null when there are too few RMs or the metric is undefined
+    ("ci_low", pa.float64()),             # percentile bootstrap over questions
+    ("ci_high", pa.float64()),
+    ("p_value", pa.float64()),            # one-sided permutation test (benchmark accuracies permuted across RMs)
+    ("n_rms", pa.int64()),
+    ("status", pa.string()),              # "ok" or why there is no value
+])
+
+CORRELATION_POINTS = pa.schema([          # the raw (benchmark accuracy, downstream score) table behind every number
+    ("rm", pa.string()),
+    ("benchmark", pa.string()),
+    ("accuracy", pa.float64()),
+    ("benchmark_rank", pa.int32()),       # 1 = best; equal accuracies ordered by RM name
+    ("downstream", pa.string()),
+    ("downstream_score", pa.float64()),
+    ("downstream_rank", pa.int32()),
+])
+
+HUMAN_EVAL_KEY = pa.schema([             # the unblinding key: never shown to annotators
+    ("item_id", pa.string()),
+    ("question_id", pa.string()),
+    ("domain", pa.string()),
+    ("split", pa.string()),
+    ("chosen_answer", pa.string()),       # "A" | "B": which shown answer is the chosen one
+    ("answer_a_sha256", pa.string()),     # the texts annotators saw, to detect changed pairs later
+    ("answer_b_sha256", pa.string()),
+    ("seed", pa.int64()),
+])
+
+HUMAN_RATINGS = pa.schema([              # one row per (annotator, item, answer, dimension)
+    ("annotator", pa.string()),
+    ("annotator_kind", pa.string()),      # human | llm-proxy: statistics never pool the two
+    ("item_id", pa.string()),
+    ("question_id", pa.string()),
+    ("domain", pa.string()),
+    ("split", pa.string()),
+    ("answer", pa.string()),              # A | B, as shown
+    ("side", pa.string()),                # chosen | rejected, after unblinding
+    ("dimension", pa.string()),
+    ("score", pa.int32()),                # 1-5; null = the proxy's reply never parsed
+    ("source", pa.string()),              # the annotation file, or the proxy LLM's identity
+    ("source_row", pa.int64()),
+])
+
+PROXY_REPLIES = pa.schema([              # the proxy's raw replies, one per rated answer
+    ("item_id", pa.string()),
+    ("question_id", pa.string()),
+    ("answer", pa.string()),
+    ("side", pa.string()),
+    ("llm", pa.string()),
+    ("valid", pa.bool_()),
+    ("attempts", pa.int32()),
+    ("error", pa.string()),
+    ("raw_text", pa.string()),
+])
+
 SCHEMAS: dict[str, pa.Schema] = {
     "questions": QUESTIONS,
     "profiles": PROFILES,
@@ -137,6 +198,11 @@ SCHEMAS: dict[str, pa.Schema] = {
     "judged_pairs": JUDGED_PAIRS,
     "scores": SCORES,
     "leaderboard": LEADERBOARD,
+    "correlation": CORRELATION,
+    "correlation_points": CORRELATION_POINTS,
+    "human_eval_key": HUMAN_EVAL_KEY,
+    "human_ratings": HUMAN_RATINGS,
+    "proxy_replies": PROXY_REPLIES,
 }
 
 

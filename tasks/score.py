@@ -10,13 +10,13 @@ from tasks.rms import make_rm
 from tasks.strategies import check, load_contexts, pair_inputs
 
 
-def score_rows(rm, strategy: str, pairs: list[dict], questions: dict, context: dict) -> list[dict]:
+def score_rows(rm, benchmark: str, strategy: str, pairs: list[dict], questions: dict, context: dict) -> list[dict]:
     scored = rm.score_pairs(pair_inputs(pairs, questions, context))
     rows = []
     for p, s in zip(pairs, scored):
         c, r = s.chosen.score, s.rejected.score
         invalid = c is None or r is None
-        rows.append({"rm": rm.name, "rm_kind": rm.kind, "rm_identity": rm.identity(), "strategy": strategy,
+        rows.append({"rm": rm.name, "benchmark": benchmark, "rm_kind": rm.kind, "rm_identity": rm.identity(), "strategy": strategy,
                      "question_id": p["question_id"], "domain": p["domain"], "split": p["split"],
                      "score_chosen": c, "score_rejected": r, "correct": not invalid and c > r,
                      "tie": not invalid and c == r, "invalid": invalid,
@@ -29,7 +29,7 @@ def summary(rows: list[dict]) -> dict:
     """Quick per-strategy numbers (strict ties); the leaderboard stage adds CIs and policies."""
     out = defaultdict(lambda: {"pairs": 0, "correct": 0, "ties": 0, "invalid": 0, "truncated": 0})
     for r in rows:
-        m = out[r["strategy"]]
+        m = out[f"{r['benchmark']}/{r['strategy']}"]
         m["pairs"] += 1
         m["correct"] += r["correct"]
         m["ties"] += r["tie"]
@@ -51,11 +51,17 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
     res = Resources(params)
     rm = make_rm(rm_name, s["rms"][rm_name], res)   # fail fast: bad entry, missing key, remote code
     questions = {q["id"]: q for q in read_table(inputs["questions"], "questions").to_pylist()}
-    pairs = [p for p in read_table(inputs["selected_pairs"], "judged_pairs").to_pylist() if p["split"] in s["splits"]]
+    benchmarks = {"personalised": inputs["selected_pairs"], "generic": inputs.get("generic_pairs")}
     rows = []
-    for strategy in tqdm(check(s["strategies"]), desc=f"score {rm_name}", unit="strategy", disable=None):
-        context = load_contexts(strategy, inputs["questions"], inputs["profile_context"], inputs.get("inferred_rubrics"))
-        rows += score_rows(rm, strategy, pairs, questions, context)
+    for benchmark in s.get("benchmarks", ["personalised"]):
+        if benchmark not in benchmarks:
+            raise ConfigError(f"scoring.benchmarks: {did_you_mean(benchmark, benchmarks)}")
+        pairs = [p for p in read_table(benchmarks[benchmark], "judged_pairs").to_pylist() if p["split"] in s["splits"]]
+        for strategy in tqdm(check(s["strategies"]), desc=f"score {rm_name} ({benchmark})", unit="strategy",
+                             disable=None):
+            context = load_contexts(strategy, inputs["questions"], inputs["profile_context"],
+                                    inputs.get("inferred_rubrics"))
+            rows += score_rows(rm, benchmark, strategy, pairs, questions, context)
     write_table(rows, out["scores"], "scores")
     metrics = {"rm": rm_name, "kind": rm.kind, "identity": rm.identity(), "strategies": summary(rows),
                "run": res.stats()}

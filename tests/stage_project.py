@@ -20,20 +20,26 @@ def make_project(root: Path, *, configs=("Lifestyle_and_Personal_Development",),
     params["ingest"].update(path=str(SAMPLE / "rewardbench"), configs=list(configs), splits=list(splits),
                             limit_per_split=limit)
     params["profiles"]["retriever"] = "bm25"
-    params["llms"]["test-llm"] = llm or DUMMY
-    for stage in ("rubrics", "pairs"):
-        params[stage]["llm"] = "test-llm"
-        params[stage]["splits"] = list(splits)
-    for key in ("prompt", "chosen_prompt", "rejected_prompt"):
-        for stage in ("rubrics", "pairs"):
-            if key in params[stage]:
-                params[stage][key] = str(ROOT / params[stage][key])
+    use_test_llm(params, llm or DUMMY, splits)
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     out_ingest = {k: str(root / v) for k, v in layout.INGEST.items()}
     ingest.run(params["ingest"], out_ingest)
     out_prof = {k: str(root / v) for k, v in layout.PROFILES.items()}
     profiles.run(params["profiles"], params["common"],
                  {"questions": out_ingest["questions"], "profiles": out_ingest["profiles"]}, out_prof)
+    return params
+
+
+def use_test_llm(params: dict, llm: dict, splits=("test",)) -> dict:
+    """Point every LLM stage at `llm` (named test-llm) and make prompt paths absolute, so a
+    project folder outside the repo works."""
+    params["llms"]["test-llm"] = llm
+    for stage in ("rubrics", "pairs"):
+        params[stage]["llm"] = "test-llm"
+        params[stage]["splits"] = list(splits)
+        for key in ("prompt", "chosen_prompt", "rejected_prompt"):
+            if key in params[stage]:
+                params[stage][key] = str(ROOT / params[stage][key])
     return params
 
 

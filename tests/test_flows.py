@@ -8,6 +8,7 @@ import yaml
 
 from tasks.artifacts import file_hash
 from tests.conftest import ROOT, ingest_params, make_row, write_json_rows
+from tests.stage_project import DUMMY, use_test_llm
 
 
 @pytest.fixture
@@ -18,6 +19,8 @@ def project(tmp_path, monkeypatch):
     params["ingest"] = ingest_params(data)
     params["common"]["cache_dir"] = str(tmp_path / "cache")
     params["profiles"]["k"] = 4
+    use_test_llm(params, DUMMY)
+    params["pairs"]["source"] = "generate"   # these rows carry no reference pairs
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -27,19 +30,20 @@ def test_pipeline_flow_runs_caches_and_repairs(project, prefect_harness):
     from flows.common import main
     from flows.pipeline import pipeline
 
-    assert main(pipeline) == 0
+    assert main(pipeline, until="pairs") == 0
     outputs = [Path(p) for p in ("data/ingest/questions.parquet", "data/ingest/profiles.parquet",
                                  "data/profiles/ranked.parquet", "data/profiles/context.parquet",
-                                 "metrics/ingest.json", "metrics/profiles.json")]
+                                 "data/rubrics/inferred.parquet", "data/pairs/generated.parquet",
+                                 "metrics/ingest.json", "metrics/profiles.json", "metrics/pairs.json")]
     assert all(p.exists() for p in outputs)
     stamps = {p: p.stat().st_mtime_ns for p in outputs}
     hashes = {p: file_hash(p) for p in outputs if p.suffix == ".parquet"}
 
-    assert main(pipeline) == 0                      # same inputs: Prefect serves the cached results
+    assert main(pipeline, until="pairs") == 0       # same inputs: Prefect serves the cached results
     assert {p: p.stat().st_mtime_ns for p in outputs} == stamps
 
     os.remove("data/profiles/ranked.parquet")         # a cached result whose file is gone is recomputed
-    assert main(pipeline) == 0
+    assert main(pipeline, until="pairs") == 0
     assert {p: file_hash(p) for p in hashes} == hashes
 
 

@@ -1,0 +1,41 @@
+"""bon_report: best-of-k curves per RM with oracle and random lines, CIs, plot -> data/bon/, metrics/bon.json"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from prefect import flow, task
+
+from flows.common import STAGE_TASK, USER_ERRORS, as_failure, code_hash, hashes, main, run_stage_task
+from tasks import bon
+from tasks.bon import report
+from tasks.params import load_params
+
+
+def inputs() -> dict:
+    """Samples, verdicts, and whatever RMs bon_score has scored."""
+    scores = {p.stem: p.as_posix() for p in sorted(Path(bon.SCORES_DIR).glob("*.parquet"))}
+    return {"samples": bon.SAMPLE["samples"], "judged": bon.JUDGE["judged"], "scores": scores}
+
+
+@task(name="bon_report", **STAGE_TASK)
+def bon_report_task(params: dict, inputs: dict, input_hashes: dict, code: str, out: dict):
+    try:
+        metrics = report.run(params, inputs, out)
+    except USER_ERRORS as exc:
+        return as_failure(exc)
+    return {"outputs": hashes(out), "metrics": metrics}
+
+
+@flow(name="bon_report", log_prints=True)
+def bon_report_flow(params_path: str | None = None):
+    params = load_params(params_path)
+    used = {"common": {"seed": params["common"]["seed"]}, "bon": bon.bon_params(params, bon.REPORT_PARAMS)}
+    ins = inputs()
+    files = {"samples": ins["samples"], "judged": ins["judged"], **{f"scores:{k}": v for k, v in ins["scores"].items()}}
+    return run_stage_task(bon_report_task, params=used, inputs=ins, input_hashes=hashes(files),
+                          code=code_hash("bon_report"), out=bon.REPORT)
+
+
+if __name__ == "__main__":
+    sys.exit(main(bon_report_flow))

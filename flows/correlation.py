@@ -1,0 +1,51 @@
+"""correlation: benchmark ranking of RMs vs their downstream ranking (BoN, external tables) -> data/correlation/"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from prefect import flow, task
+
+from flows.common import STAGE_TASK, USER_ERRORS, as_failure, code_hash, hashes, main, run_stage_task
+from tasks import layout
+from tasks.artifacts import read_table
+from tasks.correlation import stage
+from tasks.params import load_params, stage_params
+
+
+def stage_inputs(p: dict) -> dict:
+    """Every RM's scores (whatever RMs were scored), BoN when asked for."""
+    scores = {f.stem: f.as_posix() for f in sorted(Path(layout.SCORES_DIR).glob("*.parquet"))}
+    return {"scores": scores, "bon": layout.BON["per_question"] if "bon" in p["downstream"] else None}
+
+
+def input_files(inputs: dict, p: dict) -> dict:
+    files = {**inputs["scores"], "bon": inputs["bon"]}
+    files.update({f"external{i}": f for i, f in enumerate([*(p.get("baselines") or []), *(p.get("downstream_tables") or [])])})
+    return {k: v for k, v in files.items() if v and Path(v).exists()}   # a missing one is the stage's error to report
+
+
+@task(name="correlation", **STAGE_TASK)
+def correlation_task(params: dict, inputs: dict, input_hashes: dict, code: str, out: dict):
+    try:
+        metrics = stage.run(params, inputs, out)
+    except USER_ERRORS as exc:
+        return as_failure(exc)
+    return {"outputs": hashes(out), "metrics": metrics}
+
+
+@flow(name="correlation", log_prints=True)
+def correlation_flow(params_path: str | None = None):
+    params = load_params(params_path)
+    p = stage_params(params, "correlation")
+    used = {"common": {"seed": params["common"]["seed"]}, "correlation": p}
+    inputs = stage_inputs(p)
+    state = run_stage_task(correlation_task, params=used, inputs=inputs, input_hashes=hashes(input_files(inputs, p)),
+                           code=code_hash("correlation"), out=layout.CORRELATION)
+    if state.is_completed():
+        print(stage.format_table(read_table(layout.CORRELATION["correlation"], "correlation").to_pylist()))
+    return state
+
+
+if __name__ == "__main__":
+    sys.exit(main(correlation_flow))

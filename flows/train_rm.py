@@ -1,0 +1,51 @@
+"""train_rm: a Bradley-Terry RM on the train split's selected pairs -> data/models/bradley-terry/"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from prefect import flow, task
+
+from flows.common import STAGE_TASK, USER_ERRORS, as_failure, code_hash, hashes, main, run_stage_task
+from tasks import layout, train_rm
+from tasks.artifacts import file_hash, tree_hash
+from tasks.params import load_params
+
+INPUTS = {"selected_pairs": layout.PAIRS["selected_pairs"], "questions": layout.INGEST["questions"],
+          "profile_context": layout.PROFILES["profile_context"]}
+
+
+def stage_inputs(p: dict) -> dict:
+    """The planner strategy also reads the inferred rubrics; the others do not depend on them."""
+    return {**INPUTS, "inferred_rubrics": layout.RUBRICS["inferred_rubrics"]} if p["strategy"] == "planner" else INPUTS
+
+
+def output_hashes(out: dict) -> dict:
+    """Every file of the model folder by its own hash: flows.common.outputs_intact checks files
+    one by one and cannot hash a folder."""
+    files = sorted(f for f in Path(out["model"]).rglob("*") if f.is_file())
+    return {**{str(f): file_hash(f) for f in files}, out["metrics"]: file_hash(out["metrics"])}
+
+
+@task(name="train_rm", **STAGE_TASK)
+def train_rm_task(params: dict, input_hashes: dict, backbone: str, code: str, out: dict):
+    try:
+        metrics = train_rm.run(params, stage_inputs(params["train_rm"]), out)
+    except USER_ERRORS as exc:
+        return as_failure(exc)
+    return {"outputs": output_hashes(out), "model_hash": tree_hash([out["model"]]), "metrics": metrics}
+
+
+@flow(name="train_rm", log_prints=True)
+def train_rm_flow(params_path: str | None = None):
+    from tasks.encoders import resolve_model
+
+    params = load_params(params_path)
+    used = {k: params[k] for k in ("common", "train_rm")}
+    backbone = resolve_model(used["train_rm"]["backbone"])[1]   # local weights hash: new weights, new run
+    return run_stage_task(train_rm_task, params=used, input_hashes=hashes(stage_inputs(used["train_rm"])),
+                          backbone=backbone, code=code_hash("train_rm"), out=layout.TRAIN_RM)
+
+
+if __name__ == "__main__":
+    sys.exit(main(train_rm_flow))

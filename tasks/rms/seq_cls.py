@@ -1,0 +1,254 @@
+"""Classifier reward models: any AutoModelForSequenceClassification (`seq-cls`), the RM the
+train_rm stage trains (`bradley-terry`), and InternLM2-style RMs that score via `get_scores`.
+
+`encode_answer` / `encode_many` build what such a model sees; train_rm uses the same functions,
+so training and scoring inputs are identical. Over max_length, tokens are dropped in this order:
+the context from its left end (the question stays first and whole), then the question from its
+left end, and only when the answer alone does not fit, the answer's end. Any cut marks the input
+truncated."""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+
+from tasks import layout
+from tasks.errors import ConfigError
+from tasks.rms.base import AnswerScore, RewardModel, input_hash, user_message
+from tasks.rms.registry import register
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+@dataclass(frozen=True)
+class Encoded:
+    ids: list[int]
+    token_types: list[int] | None   # segment ids when the tokenizer makes them (BERT text pairs)
+    truncated: bool
+    user: str                       # the (possibly cut) user turn and answer the ids came from
+    answer: str
+
+    def hash(self) -> str:
+        return input_hash(" ".join(map(str, self.ids)), " ".join(map(str, self.token_types or [])))
+
+
+def _tokenize(tok, users: list[str], answers: list[str], template: str | None) -> list[tuple]:
+    if template:   # chat models: the template over a user turn and the answer as assistant turn
+        texts = [tok.apply_chat_template([{"role": "user", "content": u}, {"role": "assistant", "content": a}],
+                                         chat_template=template, tokenize=False) for u, a in zip(users, answers)]
+        enc = tok(texts, add_special_tokens=False)   # the template already has BOS/EOS
+    else:          # BERT-style: a text pair, [CLS] user [SEP] answer [SEP]
+        enc = tok(users, answers)
+    types = enc.get("token_type_ids") or [None] * len(users)
+    return list(zip(enc["input_ids"], types))
+
+
+def _cut(tok, text: str, n: int, side: str) -> str:
+    """`text` less about n tokens from one side, cut at a token boundary."""
+    offsets = tok(text, add_special_tokens=False, return_offsets_mapping=True)["offset_mapping"]
+    if n >= len(offsets):
+        return ""
+    return text[offsets[n][0]:] if side == "left" else text[:offsets[len(offsets) - n - 1][1]]
+
+
+def encode_answer(tok, question: str, context: str, answer: str, max_length: int,
+                  template: str | None = None) -> Encoded:
+    cut = False
+    while True:   # each pass drops >= 1 token, so it ends; re-tokenizing keeps ids exact
+        user = user_message(question, context)
+        ids, types = _tokenize(tok, [user], [answer], template)[0]
+        over = len(ids) - max_length
+        if over <= 0:
+            return Encoded(ids, types, cut, user, answer)
+        if not answer:
+            raise ConfigError(f"max_length {max_length} is shorter than the input's fixed tokens")
+        cut = True
+        if context:
+            context = _cut(tok, context, over, "left")
+        elif question:
+            question = _cut(tok, question, over, "left")
+        else:
+            answer = _cut(tok, answer, over, "right")
+
+
+def encode_many(tok, items: list[tuple[str, str, str]], max_length: int, template: str | None = None) -> list[Encoded]:
+    """encode_answer for many (question, context, answer); one batched tokenizer call for those that fit."""
+    users = [user_message(q, c) for q, c, _ in items]
+    tok.deprecation_warnings["sequence-length-is-longer-than-the-specified-maximum"] = True   # we fit them below
+    first = _tokenize(tok, users, [a for _, _, a in items], template) if items else []
+    return [Encoded(ids, types, False, u, it[2]) if len(ids) <= max_length else encode_answer(tok, *it, max_length, template)
+            for (ids, types), u, it in zip(first, users, items)]
+
+
+def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Indices grouped by similar length (little padding); callers put scores back by index."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def _device_dtype(dtype: str, name: str):
+    import torch
+
+    if dtype not in DTYPES:
+        raise ConfigError(f"scoring.rms.{name}.dtype: unknown '{dtype}'; valid: {', '.join(DTYPES)}")
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if dtype == "auto":
+        return device, torch.bfloat16 if device == "cuda" else torch.float32
+    return device, getattr(torch, dtype)
+
+
+def _untrusted(name: str, model: str) -> ConfigError:
+    return ConfigError(f"scoring.rms.{name}: model '{model}' ships its own Python code; set "
+                       f"`trust_remote_code: true` in this entry only if you trust that code")
+
+
+def _weights_hash(model: str) -> str:
+    from tasks.artifacts import tree_hash
+
+    files = [f for ext in ("*.safetensors", "*.bin") for f in Path(model).glob(ext)] if Path(model).is_dir() else []
+    return tree_hash(files)[:16] if files else "remote"
+
+
+class _HFRewardModel(RewardModel):
+    OPTIONS = ("model", "revision", "dtype", "max_length", "batch_size", "trust_remote_code")
+
+    def __init__(self, name, entry):
+        super().__init__(name, entry)
+        self.model_id = str(self.default_model() if entry.get("model") is None else entry["model"])
+        self.revision = entry.get("revision")
+        self.trust = bool(entry.get("trust_remote_code", False))   # never True unless the entry says so
+        self.batch_size = int(entry.get("batch_size", 16))
+        self.device, self.dtype = _device_dtype(entry.get("dtype", "auto"), name)
+
+    def default_model(self):
+        raise ConfigError(f"scoring.rms.{self.name}.model: required for kind '{self.kind}'")
+
+    def _load(self, loader, **kwargs):
+        """from_pretrained with this entry's revision and trust; remote-code refusals become one ConfigError."""
+        if not self.trust:
+            from transformers import PretrainedConfig
+
+            try:
+                config = PretrainedConfig.get_config_dict(self.model_id, revision=self.revision)[0]
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"scoring.rms.{self.name}.model: cannot load '{self.model_id}': {exc}") from None
+            if config.get("auto_map"):
+                raise _untrusted(self.name, self.model_id)
+        try:
+            return loader.from_pretrained(self.model_id, revision=self.revision, trust_remote_code=self.trust, **kwargs)
+        except ValueError as exc:
+            if "trust_remote_code" in str(exc):
+                raise _untrusted(self.name, self.model_id) from None
+            raise
+
+    def _max_length(self, tok, config) -> int:
+        limits = [tok.model_max_length, getattr(config, "max_position_embeddings", None) or 4096, 4096]
+        return int(self.entry.get("max_length") or min(limits))
+
+    def identity(self) -> str:
+        return f"{self.kind}:{self.model_id}@{self.revision or 'default'}:{_weights_hash(self.model_id)}"
+
+
+@register
+class SeqClsRM(_HFRewardModel):
+    kind = "seq-cls"
+    OPTIONS = _HFRewardModel.OPTIONS + ("chat_template", "attn_implementation")
+
+    def __init__(self, name, entry):
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        super().__init__(name, entry)
+        self.tok = self._load(AutoTokenizer)
+        extra = {"attn_implementation": entry["attn_implementation"]} if entry.get("attn_implementation") else {}
+        self.model = self._load(AutoModelForSequenceClassification, dtype=self.dtype, **extra).to(self.device).eval()
+        self.template = entry.get("chat_template") or getattr(self.tok, "chat_template", None)
+        self.max_length = self._max_length(self.tok, self.model.config)
+        if self.model.config.pad_token_id is None:   # decoder RMs pool at the last non-pad token
+            self.model.config.pad_token_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else self.tok.eos_token_id
+        self.pad_id = self.model.config.pad_token_id if self.model.config.pad_token_id is not None else 0
+        if self.model.config.pad_token_id is None:
+            self.batch_size = 1   # no pad token: padding could not be told from text
+        # left padding shifts absolute positions (BERT) unless they are passed explicitly
+        takes_positions = "position_ids" in inspect.signature(self.model.forward).parameters
+        self.left_pad = self.tok.padding_side == "left" and takes_positions
+
+    def score_answers(self, items):
+        encs = encode_many(self.tok, items, self.max_length, self.template)
+        scores: list[float] = [0.0] * len(encs)
+        for batch in length_batches([len(e.ids) for e in encs], self.batch_size):
+            for i, s in zip(batch, self._forward([encs[i] for i in batch])):
+                scores[i] = s
+        return [AnswerScore(s, truncated=e.truncated, input_hash=e.hash()) for s, e in zip(scores, encs)]
+
+    def _forward(self, encs: list[Encoded]) -> list[float]:
+        import torch
+
+        width = max(len(e.ids) for e in encs)
+
+        def pad(seq, value):
+            fill = [value] * (width - len(seq))
+            return fill + list(seq) if self.left_pad else list(seq) + fill
+
+        batch = {"input_ids": [pad(e.ids, self.pad_id) for e in encs],
+                 "attention_mask": [pad([1] * len(e.ids), 0) for e in encs]}
+        if encs[0].token_types is not None:
+            batch["token_type_ids"] = [pad(e.token_types, 0) for e in encs]
+        batch = {k: torch.tensor(v, device=self.device) for k, v in batch.items()}
+        if self.left_pad:
+            batch["position_ids"] = (batch["attention_mask"].cumsum(-1) - 1).clamp(min=0)
+        with torch.inference_mode():
+            logits = self.model(**batch).logits.float()
+        # one logit: the reward itself; several classes: the probability of the last ("good") one
+        scores = logits[:, 0] if logits.shape[-1] == 1 else logits.softmax(-1)[:, -1]
+        return scores.cpu().tolist()
+
+
+@register
+class BradleyTerryRM(SeqClsRM):
+    """The train_rm stage's model (a seq-cls head trained on the train split's pairs)."""
+    kind = "bradley-terry"
+
+    def default_model(self):
+        return layout.TRAIN_RM["model"]
+
+    def __init__(self, name, entry):
+        model = entry.get("model") or self.default_model()
+        if not Path(model).is_dir():
+            raise ConfigError(f"scoring.rms.{name}: no trained model at '{model}'; run the train_rm stage first "
+                              "(dvc repro train_rm, or python -m flows.train_rm)")
+        super().__init__(name, entry)
+
+
+@register
+class InternLM2RewardRM(_HFRewardModel):
+    """InternLM2-reward family: AutoModel with the repo's own code, scored by its documented
+    `model.get_scores(tokenizer, chats)`. Remote code is required, so the entry must opt in."""
+    kind = "internlm2-reward"
+
+    def __init__(self, name, entry):
+        super().__init__(name, entry)
+        if not self.trust:
+            raise _untrusted(name, self.model_id)
+        self.tok, self.model = self._load_model()
+        self.max_length = self._max_length(self.tok, self.model.config) - 1   # get_scores appends a reward token
+
+    def _load_model(self):
+        from transformers import AutoModel, AutoTokenizer
+
+        return self._load(AutoTokenizer), self._load(AutoModel, dtype=self.dtype).to(self.device).eval()
+
+    @staticmethod
+    def conversation(enc: Encoded) -> list[dict]:
+        return [{"role": "user", "content": enc.user}, {"role": "assistant", "content": enc.answer}]
+
+    def score_answers(self, items):
+        import torch
+
+        encs = encode_many(self.tok, items, self.max_length, self.tok.chat_template)
+        scores: list[float] = [0.0] * len(encs)
+        for batch in length_batches([len(e.ids) for e in encs], self.batch_size):
+            with torch.inference_mode():
+                out = self.model.get_scores(self.tok, [self.conversation(encs[i]) for i in batch])
+            for i, s in zip(batch, out if isinstance(out, list) else [out]):
+                scores[i] = float(s[0] if isinstance(s, list) else s)
+        return [AnswerScore(s, truncated=e.truncated, input_hash=e.hash()) for s, e in zip(scores, encs)]

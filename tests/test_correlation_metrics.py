@@ -1,0 +1,104 @@
+"""The agreement metrics against small cases computed by hand: identical, fully reversed and tied
+rankings; undefined cases; exact permutation p-values; the bootstrap's weighted means."""
+import math
+
+import numpy as np
+import pytest
+
+from tasks.correlation import metrics as M
+
+NAMES = ["a", "b", "c", "d"]
+P = 0.9
+
+
+def log2(x):
+    return math.log2(x)
+
+
+def test_identical_order_scores_one_everywhere():
+    got = M.compute([0.9, 0.8, 0.7, 0.6], [0.5, 0.4, 0.3, 0.2], NAMES, P)
+    assert got == pytest.approx({m: 1.0 for m in M.METRICS})
+
+
+@pytest.mark.parametrize("p", [0.5, 0.9, 0.98])
+def test_rbo_of_identical_lists_is_one_for_the_extrapolated_version(p):
+    # ranked-overlap implements extrapolated RBO: X_k/k p^k + (1-p)/p Σ_d (X_d/d) p^d = p^k + (1 - p^k) = 1
+    assert M.rbo(np.array([4.0, 3, 2, 1]), np.array([8.0, 6, 4, 2]), NAMES, p) == pytest.approx(1.0)
+
+
+def test_fully_reversed_ranking():
+    bench, down = [0.6, 0.7, 0.8, 0.9], [4.0, 3.0, 2.0, 1.0]   # the benchmark's best is downstream's worst
+    got = M.compute(bench, down, NAMES, P)
+    assert got["spearman"] == pytest.approx(-1) and got["kendall_tau_b"] == pytest.approx(-1)
+    assert got["weighted_tau"] == pytest.approx(-1)
+    # benchmark order d, c, b, a carries gains 1, 2, 3, 4; the ideal order carries 4, 3, 2, 1
+    dcg = 1 / log2(2) + 2 / log2(3) + 3 / log2(4) + 4 / log2(5)
+    idcg = 4 / log2(2) + 3 / log2(3) + 2 / log2(4) + 1 / log2(5)
+    assert got["ndcg"] == pytest.approx(dcg / idcg) and got["ndcg"] == pytest.approx(0.748903, abs=1e-6)
+    # [d,c,b,a] vs [a,b,c,d]: overlaps 0, 0, 2, 4 at depths 1..4 -> agreements 0, 0, 2/3, 1.
+    # Extrapolated RBO is not 0 for a reversed list of the same items: at full depth they overlap fully.
+    rbo = P ** 4 + (1 - P) / P * (2 / 3 * P ** 3 + P ** 4)
+    assert got["rbo"] == pytest.approx(rbo) and got["rbo"] == pytest.approx(0.783)
+
+
+def test_ties_broken_by_name_for_ndcg_and_rbo_and_left_to_the_statistic_otherwise():
+    bench = [0.7, 0.7, 0.5, 0.3]   # a and b tie on the benchmark
+    down = [0.2, 0.4, 0.3, 0.1]
+    assert M.strict_order(bench, NAMES) == [0, 1, 2, 3] and list(M.ranks(bench, NAMES)) == [1, 2, 3, 4]
+    got = M.compute(bench, down, NAMES, P)
+    # NDCG: a before b (name order): gains 0.2, 0.4, 0.3, 0.1; ideal 0.4, 0.3, 0.2, 0.1
+    dcg = 0.2 / log2(2) + 0.4 / log2(3) + 0.3 / log2(4) + 0.1 / log2(5)
+    idcg = 0.4 / log2(2) + 0.3 / log2(3) + 0.2 / log2(4) + 0.1 / log2(5)
+    assert got["ndcg"] == pytest.approx(dcg / idcg)
+    swapped = (0.4 / log2(2) + 0.2 / log2(3) + 0.3 / log2(4) + 0.1 / log2(5)) / idcg
+    assert got["ndcg"] != pytest.approx(swapped), "the tie is not broken in b's favour"
+    # RBO: [a,b,c,d] vs [b,c,a,d]: overlaps 0, 1, 3, 4 -> agreements 0, 1/2, 1, 1
+    assert got["rbo"] == pytest.approx(P ** 4 + (1 - P) / P * (P ** 2 / 2 + P ** 3 + P ** 4))
+    # Spearman on average ranks: x = (3.5, 3.5, 2, 1), y = (2, 4, 3, 1): 3 / sqrt(4.5 * 5)
+    assert got["spearman"] == pytest.approx(3 / math.sqrt(22.5))
+    # Kendall tau-b: 4 concordant, 1 discordant, 1 pair tied on x only: (4 - 1) / sqrt((6 - 1) * 6)
+    assert got["kendall_tau_b"] == pytest.approx(3 / math.sqrt(30))
+
+
+def test_names_decide_ties_whatever_the_input_order():
+    names, bench, down = ["d", "b", "c", "a"], [0.5, 0.5, 0.5, 0.5], [0.1, 0.2, 0.3, 0.4]
+    assert [names[i] for i in M.strict_order(bench, names)] == ["a", "b", "c", "d"]
+    # order a, b, c, d carries gains 0.4, 0.2, 0.3, 0.1
+    dcg = 0.4 / log2(2) + 0.2 / log2(3) + 0.3 / log2(4) + 0.1 / log2(5)
+    idcg = 0.4 / log2(2) + 0.3 / log2(3) + 0.2 / log2(4) + 0.1 / log2(5)
+    assert M.ndcg(np.array(bench), np.array(down), names, P) == pytest.approx(dcg / idcg)
+
+
+def test_undefined_cases_are_nan_not_numbers():
+    got = M.compute([0.5] * 4, [0.1, 0.2, 0.3, 0.4], NAMES, P)       # constant benchmark
+    assert math.isnan(got["spearman"]) and math.isnan(got["kendall_tau_b"])
+    assert math.isnan(M.compute([1, 2, 3, 4], [0, 0, 0, 0], NAMES, P)["ndcg"])      # no positive gain
+    assert math.isnan(M.compute([1, 2, 3, 4], [-1, 0, 1, 2], NAMES, P)["ndcg"])     # negative gain
+    assert all(math.isnan(v) for v in M.compute([1, 2, float("nan"), 4], [1, 2, 3, 4], NAMES, P).values())
+
+
+def test_permutation_p_values_are_exact_for_small_n():
+    names = list("abcde")
+    rng = lambda m: np.random.default_rng(0)  # noqa: E731
+    agree = M.p_values([1, 2, 3, 4, 5], [0.1, 0.2, 0.3, 0.4, 0.5], names, P, 9999, rng)
+    assert agree["spearman"] == pytest.approx(1 / 120) and agree["ndcg"] == pytest.approx(1 / 120)
+    reverse = M.p_values([5, 4, 3, 2, 1], [0.1, 0.2, 0.3, 0.4, 0.5], names, P, 9999, rng)
+    assert reverse["spearman"] == pytest.approx(1.0) and reverse["kendall_tau_b"] == pytest.approx(1.0)
+
+
+def test_resampled_means_by_hand():
+    x = np.array([[1.0, 0.0, np.nan], [0.0, 1.0, 1.0]])   # RM 0 has no value for question 3
+    w = np.array([[2.0, 1.0, 0.0], [0.0, 0.0, 3.0]])
+    got = M.resampled_means(x, w)
+    assert got[0] == pytest.approx([2 / 3, 1 / 3])
+    assert math.isnan(got[1, 0]) and got[1, 1] == pytest.approx(1.0)
+
+
+def test_evaluate_and_too_few():
+    assert M.too_few(3) == "too few RMs (n=3 < 4)" and M.too_few(4) is None
+    draws = (np.tile([0.9, 0.8, 0.7, 0.6], (50, 1)), np.tile([0.5, 0.4, 0.3, 0.2], (50, 1)))
+    out = M.evaluate([0.9, 0.8, 0.7, 0.6], [0.5, 0.4, 0.3, 0.2], NAMES, P, 999, 0.95, draws,
+                     lambda m: np.random.default_rng(1))
+    assert out["spearman"] == {"value": pytest.approx(1.0), "ci_low": pytest.approx(1.0), "ci_high": pytest.approx(1.0),
+                               "p_value": pytest.approx(1 / 24), "status": "ok"}
+    assert M.empty("x")["ndcg"] == {"value": None, "ci_low": None, "ci_high": None, "p_value": None, "status": "x"}
