@@ -2,8 +2,8 @@
 
 One MiniLM seq-cls head (saved to a temp folder), the same pairs (built from the bundled sample:
 each reference pair with 0, 2 or 5 of the user's posts as context, so lengths vary), streamed
-in chunks from Parquet and scored three ways, in one process taking turns chunk by chunk (so
-load from other processes on the box falls on all three alike):
+in chunks from Parquet and scored three ways, in one process taking turns chunk by chunk; the
+fastest of --rounds turns counts (load from other processes on the box only ever adds time):
 
   ours     SeqClsRM.score_pairs (our truncation, length-sorted batches, dynamic padding)
   bare     tokenizer + length-sorted, dynamically padded torch.no_grad forwards: the limit here
@@ -130,10 +130,13 @@ def worker(args) -> None:
         score(next(chunks(args.data, 4)))   # warm-up: first-call allocations are not throughput
     seconds, answers = dict.fromkeys(modes, 0.0), 0
     for n, rows in enumerate(chunks(args.data, args.chunk)):
-        for m in modes[n % len(modes):] + modes[:n % len(modes)]:   # rotate who goes first
-            start = time.perf_counter()
-            got = len(scorers[m](rows))
-            seconds[m] += time.perf_counter() - start
+        best = dict.fromkeys(modes, float("inf"))
+        for r in range(args.rounds if len(modes) > 1 else 1):   # the best of a few turns: other load only adds time
+            for m in modes[(n + r) % len(modes):] + modes[:(n + r) % len(modes)]:   # rotate who goes first
+                start = time.perf_counter()
+                got = len(scorers[m](rows))
+                best[m] = min(best[m], time.perf_counter() - start)
+        seconds = {m: seconds[m] + best[m] for m in modes}
         answers += got
     print(json.dumps({"answers": answers, "seconds": seconds,
                       "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
@@ -141,7 +144,8 @@ def worker(args) -> None:
 
 def run_worker(kind: str, data: Path, model: Path, args) -> dict:
     cmd = [sys.executable, __file__, "--worker", kind, "--data", str(data), "--model", str(model),
-           "--max-length", str(args.max_length), "--batch-size", str(args.batch_size), "--chunk", str(args.chunk)]
+           "--max-length", str(args.max_length), "--batch-size", str(args.batch_size), "--chunk", str(args.chunk),
+           "--rounds", str(args.rounds)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode:
         sys.exit(proc.stderr[-3000:])
@@ -155,6 +159,7 @@ def main(argv=None) -> None:
     ap.add_argument("--batch-size", type=int, default=16)
     ap.add_argument("--chunk", type=int, default=64, help="pairs read from Parquet at a time")
     ap.add_argument("--scale", type=int, default=10, help="the memory check scores this many times the pairs")
+    ap.add_argument("--rounds", type=int, default=2, help="turns per chunk and way; the fastest counts")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)

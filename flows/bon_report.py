@@ -12,9 +12,9 @@ from tasks.bon import report
 from tasks.params import load_params
 
 
-def inputs() -> dict:
-    """Samples, verdicts, and whatever RMs bon_score has scored."""
-    scores = {p.stem: p.as_posix() for p in sorted(Path(bon.SCORES_DIR).glob("*.parquet"))}
+def inputs(rms) -> dict:
+    """Samples, verdicts, and the scores of the RMs in params (a removed RM's stale file is ignored)."""
+    scores = {rm: bon.scores(rm)["scores"] for rm in sorted(rms) if Path(bon.scores(rm)["scores"]).exists()}
     return {"samples": bon.SAMPLE["samples"], "judged": bon.JUDGE["judged"], "scores": scores}
 
 
@@ -31,7 +31,7 @@ def bon_report_task(params: dict, inputs: dict, input_hashes: dict, code: str, o
 def bon_report_flow(params_path: str | None = None):
     params = load_params(params_path)
     used = {"common": {"seed": params["common"]["seed"]}, "bon": bon.bon_params(params, bon.REPORT_PARAMS)}
-    ins = inputs()
+    ins = inputs(params["scoring"]["rms"])
     files = {"samples": ins["samples"], "judged": ins["judged"], **{f"scores:{k}": v for k, v in ins["scores"].items()}}
     return run_stage_task(bon_report_task, params=used, inputs=ins, input_hashes=hashes(files),
                           code=code_hash("bon_report"), out=bon.REPORT)

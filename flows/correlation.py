@@ -13,10 +13,10 @@ from tasks.correlation import stage
 from tasks.params import load_params, stage_params
 
 
-def stage_inputs(p: dict) -> dict:
-    """Every RM's scores (whatever RMs were scored), BoN when asked for."""
-    scores = {f.stem: f.as_posix() for f in sorted(Path(layout.SCORES_DIR).glob("*.parquet"))}
-    return {"scores": scores, "bon": layout.BON["per_question"] if "bon" in p["downstream"] else None}
+def stage_inputs(p: dict, rms) -> dict:
+    """The scores of the RMs in params (a removed RM's stale file is ignored), BoN when asked for."""
+    scores = {rm: layout.scores(rm)["scores"] for rm in sorted(rms) if Path(layout.scores(rm)["scores"]).exists()}
+    return {"scores": scores, "bon": layout.BON_REPORT["per_question"] if "bon" in p["downstream"] else None}
 
 
 def input_files(inputs: dict, p: dict) -> dict:
@@ -39,7 +39,7 @@ def correlation_flow(params_path: str | None = None):
     params = load_params(params_path)
     p = stage_params(params, "correlation")
     used = {"common": {"seed": params["common"]["seed"]}, "correlation": p}
-    inputs = stage_inputs(p)
+    inputs = stage_inputs(p, params["scoring"]["rms"])
     state = run_stage_task(correlation_task, params=used, inputs=inputs, input_hashes=hashes(input_files(inputs, p)),
                            code=code_hash("correlation"), out=layout.CORRELATION)
     if state.is_completed():

@@ -54,6 +54,17 @@ HUMAN_EVAL = {
     "metrics": "metrics/human_eval.json",
     "plot": "plots/human_eval.png",
 }
+BON_SAMPLE = {"samples": "data/bon/samples.parquet", "metrics": "metrics/bon_sample.json"}
+BON_JUDGE = {"judged": "data/bon/judged.parquet", "metrics": "metrics/bon_judge.json"}
+BON_SCORES_DIR = "data/bon/scores"                  # one <rm>.parquet per RM (a dvc foreach stage each)
+
+
+def bon_scores(rm: str) -> dict:
+    return {"scores": f"{BON_SCORES_DIR}/{rm}.parquet", "metrics": f"metrics/bon_scores/{rm}.json"}
+
+
+BON_REPORT = {"per_question": "data/bon/per_question.parquet", "curve": "data/bon/curve.parquet",
+              "metrics": "metrics/bon.json", "plot": "plots/bon_curve.png"}
 CORRELATION = {
     "correlation": "data/correlation/correlation.parquet",
     "points": "data/correlation/points.parquet",          # the raw (RM, accuracy, downstream score) table
@@ -63,6 +74,7 @@ CORRELATION = {
 
 # Code each stage runs: part of its Prefect cache key and of its dvc.yaml deps (kept equal by a test).
 SHARED_CODE = ["tasks/artifacts.py", "tasks/errors.py", "tasks/schemas.py", "tasks/params.py", "flows/common.py"]
+_BON = ["tasks/bon/__init__.py", "tasks/bon/schemas.py"]
 CODE = {
     "ingest": ["flows/ingest.py", "tasks/ingest.py", "tasks/sources.py", "tasks/validate.py", "tasks/plots.py"],
     "profiles": ["flows/profiles.py", "tasks/profiles.py", "tasks/retrieval.py", "tasks/encoders.py"],
@@ -80,6 +92,14 @@ CODE = {
                       "tasks/encoders.py", "tasks/ingest.py", "tasks/resources.py", "tasks/llm"],
     "human_eval": ["flows/human_eval.py", "tasks/human_eval", "tasks/structured.py", "tasks/prompts.py",
                    "tasks/plots.py", "tasks/resources.py", "tasks/llm"],
+    # each BoN stage lists its own module only: editing the report resamples nothing
+    "bon_sample": ["flows/bon_sample.py", *_BON, "tasks/bon/sample.py", "tasks/prompts.py", "tasks/profiles.py",
+                   "tasks/rubrics.py", "tasks/structured.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
+    "bon_judge": ["flows/bon_judge.py", *_BON, "tasks/bon/judge_stage.py", "tasks/judge.py", "tasks/structured.py",
+                  "tasks/prompts.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
+    "bon_score": ["flows/bon_score.py", *_BON, "tasks/bon/select.py", "tasks/strategies.py", "tasks/rms",
+                  "tasks/prompts.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
+    "bon_report": ["flows/bon_report.py", *_BON, "tasks/bon/report.py", "tasks/bon/select.py", "tasks/plots.py"],
     "correlation": ["flows/correlation.py", "tasks/correlation", "tasks/leaderboard.py", "tasks/strategies.py",
                     "tasks/plots.py"],
 }

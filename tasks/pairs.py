@@ -144,9 +144,10 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     questions = questions[: p["questions_limit"]] if p.get("questions_limit") else questions
     by_id = {q["id"]: q for q in questions}
     generated = []
-    if generating:
+    if generating:   # generate_splits: generation can cover fewer splits than the judged reference pairs
         ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
-        generated = generate_pairs(questions, ranked, llm, p, res.seed)
+        todo = [q for q in questions if q["split"] in p.get("generate_splits", p["splits"])]
+        generated = generate_pairs(todo, ranked, llm, p, res.seed)
     reference = [r for r in read_table(inputs["reference_pairs"], "pairs").to_pylist() if r["question_id"] in by_id]
     if p["source"] == "reference" and not reference:
         raise ConfigError("pairs.source: reference, but the ingested data has no chosen/rejected pairs "

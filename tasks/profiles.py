@@ -29,8 +29,10 @@ def format_profile(items: list[dict], max_words: int) -> str:
 
 
 def rank_profiles(questions: list[dict], profiles: list[dict], *, retriever: str, k: int,
-                  max_words_per_post: int, encoder=None) -> tuple[list[dict], list[dict]]:
-    """Return (ranked rows, context rows). The query is the question only: never the narrative."""
+                  max_words_per_post: int, encoder=None, context_k: int | None = None) -> tuple[list[dict], list[dict]]:
+    """Return (ranked rows: the top k, context rows: the top context_k formatted for prompts).
+    The query is the question only: never the narrative."""
+    context_k = k if context_k is None else min(context_k, k)
     check_retriever(retriever)
     by_q = group_profiles(profiles)
     if retriever == "dense":
@@ -49,9 +51,10 @@ def rank_profiles(questions: list[dict], profiles: list[dict], *, retriever: str
         ranked.extend({"question_id": q["id"], "rank": r, "item_id": it["item_id"],
                        "position": it["position"], "category": it["category"],
                        "text": it["text"], "score": s} for r, (it, s) in enumerate(top, start=1))
-        contexts.append({"question_id": q["id"], "retriever": retriever, "k": k,
-                         "item_ids": [it["item_id"] for it, _ in top],
-                         "profile_text": format_profile([it for it, _ in top], max_words_per_post)})
+        shown = [it for it, _ in top[:context_k]]
+        contexts.append({"question_id": q["id"], "retriever": retriever, "k": len(shown),
+                         "item_ids": [it["item_id"] for it in shown],
+                         "profile_text": format_profile(shown, max_words_per_post)})
     return ranked, contexts
 
 
@@ -82,7 +85,8 @@ def run(p: dict, common: dict, inputs: dict, out: dict) -> dict:
         cache = EmbeddingCache(Path(common["cache_dir"]) / "embeddings.sqlite")
         encoder = Encoder(p["encoder"], batch_size=p["batch_size"], cache=cache)
     ranked, contexts = rank_profiles(questions, profiles, retriever=p["retriever"], k=p["k"],
-                                     max_words_per_post=p["max_words_per_post"], encoder=encoder)
+                                     max_words_per_post=p["max_words_per_post"], encoder=encoder,
+                                     context_k=p.get("context_k"))
     write_table(ranked, out["ranked_profile"], "ranked_profile")
     write_table(contexts, out["profile_context"], "profile_context")
     metrics = profile_metrics(ranked, contexts, questions)

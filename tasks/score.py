@@ -25,6 +25,19 @@ def score_rows(rm, benchmark: str, strategy: str, pairs: list[dict], questions: 
     return rows
 
 
+def per_domain(limit: int | None, pairs: list[dict]) -> list[dict]:
+    """Cost control: the first `limit` pairs of each domain (all when None), order kept."""
+    if not limit:
+        return pairs
+    seen: dict[str, int] = defaultdict(int)
+    kept = []
+    for p in pairs:
+        seen[p["domain"]] += 1
+        if seen[p["domain"]] <= limit:
+            kept.append(p)
+    return kept
+
+
 def summary(rows: list[dict]) -> dict:
     """Quick per-strategy numbers (strict ties); the leaderboard stage adds CIs and policies."""
     out = defaultdict(lambda: {"pairs": 0, "correct": 0, "ties": 0, "invalid": 0, "truncated": 0})
@@ -56,8 +69,11 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
     for benchmark in s.get("benchmarks", ["personalised"]):
         if benchmark not in benchmarks:
             raise ConfigError(f"scoring.benchmarks: {did_you_mean(benchmark, benchmarks)}")
-        pairs = [p for p in read_table(benchmarks[benchmark], "judged_pairs").to_pylist() if p["split"] in s["splits"]]
-        for strategy in tqdm(check(s["strategies"]), desc=f"score {rm_name} ({benchmark})", unit="strategy",
+        pairs = per_domain(s.get("per_domain_limit"),
+                           [p for p in read_table(benchmarks[benchmark], "judged_pairs").to_pylist()
+                            if p["split"] in s["splits"]])
+        strategies = s["strategies"] if benchmark == "personalised" else s.get("generic_strategies", s["strategies"])
+        for strategy in tqdm(check(strategies), desc=f"score {rm_name} ({benchmark})", unit="strategy",
                              disable=None):
             context = load_contexts(strategy, inputs["questions"], inputs["profile_context"],
                                     inputs.get("inferred_rubrics"))

@@ -121,7 +121,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     check([p["strategy"]])
     pairs = read_train_pairs(inputs["selected_pairs"], p["splits"])
     if not pairs:
-        raise ConfigError(f"train_rm.splits: no selected pairs in splits {p['splits']} of {inputs['selected_pairs']}")
+        raise ConfigError(f"train_rm.splits: no selected pairs in splits {p['splits']} "
+                          f"of {inputs['selected_pairs']}")
     questions = {q["id"]: q["question"] for q in read_table(inputs["questions"], "questions").to_pylist()}
     context = load_contexts(p["strategy"], inputs["questions"], inputs["profile_context"], inputs.get("inferred_rubrics"))
     backbone_path, backbone_id = resolve_model(p["backbone"])

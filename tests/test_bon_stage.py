@@ -2,8 +2,6 @@
 no rubric in the policy prompt, pairwise-only RMs reported, and adding an RM scoring only it
 while every sample and verdict is reused (0 new LLM calls, 0 new embeddings)."""
 import json
-import sys
-import types
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -20,16 +18,6 @@ BON = {"policy_llm": "test-llm", "prompt": str(ROOT / "prompts" / "bon_policy.tx
        "bootstrap": 200, "ci": 0.95,
        "judge": {"kind": "embedding", "encoder": "embedded:all-MiniLM-L6-v2", "partly": 0.35, "well": 0.5}}
 CONFIGS = ("Lifestyle_and_Personal_Development", "Art_and_Entertainment")
-
-
-@pytest.fixture(autouse=True)
-def rm_kinds_importable(monkeypatch):
-    """The RM registry imports tasks/rms/seq_cls.py, written in parallel elsewhere; until it lands,
-    an empty stand-in keeps the other kinds importable. A no-op once the module exists."""
-    try:
-        import tasks.rms.seq_cls  # noqa: F401
-    except ImportError:
-        monkeypatch.setitem(sys.modules, "tasks.rms.seq_cls", types.ModuleType("tasks.rms.seq_cls"))
 
 
 def project(root: Path, rms: dict) -> dict:
@@ -136,10 +124,6 @@ def test_flows_cache_and_adding_an_rm_runs_only_its_bon_score(tmp_path, monkeypa
     from flows.bon_sample import bon_sample_flow
     from flows.bon_score import bon_score_flow
     from flows.common import main
-    from tasks import layout
-
-    for stage, code in bon.CODE.items():   # until tasks/layout.py lists the bon stages
-        monkeypatch.setitem(layout.CODE, stage, code)
     params = project(tmp_path, {"length-longer": {"kind": "length-longer"}})
     monkeypatch.chdir(tmp_path)
 

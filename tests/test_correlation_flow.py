@@ -14,11 +14,6 @@ def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
     from flows.correlation import correlation_flow
 
-    # until tasks/layout.py lists these (the same values)
-    monkeypatch.setattr(layout, "CORRELATION", getattr(layout, "CORRELATION", OUT), raising=False)
-    monkeypatch.setattr(layout, "BON", getattr(layout, "BON", {"per_question": "data/bon/per_question.parquet"}),
-                        raising=False)
-    monkeypatch.setitem(layout.CODE, "correlation", layout.CODE.get("correlation", CODE))
     write_scores(tmp_path / "data")      # data/scores/<rm>.parquet
     write_bon(tmp_path / "data")         # data/bon/per_question.parquet
     params = {"common": {"seed": 2604, "cache_dir": str(tmp_path / "cache")},

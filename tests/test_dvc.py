@@ -14,8 +14,12 @@ from tasks import layout
 from tasks.artifacts import file_hash
 from tests.conftest import ROOT
 
-STAGES = {"ingest": layout.INGEST, "profiles": layout.PROFILES, "rubrics": layout.RUBRICS, "pairs": layout.PAIRS}
-LLM_STAGES = ("rubrics", "pairs")
+STAGES = {"ingest": layout.INGEST, "profiles": layout.PROFILES, "rubrics": layout.RUBRICS, "pairs": layout.PAIRS,
+          "human_eval": layout.HUMAN_EVAL, "generic_pairs": layout.GENERIC_PAIRS, "train_rm": layout.TRAIN_RM,
+          "leaderboard": layout.LEADERBOARD, "correlation": layout.CORRELATION, "bon_sample": layout.BON_SAMPLE,
+          "bon_judge": layout.BON_JUDGE, "bon_report": layout.BON_REPORT}
+PER_RM = {"score": layout.scores, "bon_score": layout.bon_scores}
+LLM_STAGES = ("rubrics", "pairs", "human_eval", "generic_pairs", "bon_sample")
 
 
 def _dvc_stages():
@@ -33,6 +37,17 @@ def test_dvc_yaml_declares_layout_and_code(stage):
     assert declared == set(STAGES[stage].values())
     assert set(layout.SHARED_CODE) | set(layout.CODE[stage]) <= _paths(spec["deps"])
     assert spec["cmd"] == f"python -m flows.{stage}"
+
+
+@pytest.mark.parametrize("stage", sorted(PER_RM))
+def test_per_rm_stages_fan_out_over_params(stage):
+    spec = _dvc_stages()[stage]
+    assert spec["foreach"] == "${scoring.rms}"
+    do = spec["do"]
+    declared = _paths(do.get("outs")) | _paths(do.get("metrics")) | _paths(do.get("plots"))
+    assert declared == set(PER_RM[stage]("${key}").values())
+    assert set(layout.SHARED_CODE) | set(layout.CODE[stage]) <= _paths(do["deps"])
+    assert "scoring.rms.${key}" in do["params"], "an RM's stage depends on its own entry only"
 
 
 def _copy_repo(dst: Path) -> None:
@@ -85,3 +100,13 @@ def test_dvc_repro_is_reproducible(tmp_path):
             for out in stage.get("outs", []) if name not in LLM_STAGES else []:
                 if out["path"].endswith(".parquet"):
                     assert md5((repo / out["path"]).read_bytes()).hexdigest() == out["md5"], out["path"]
+
+
+def test_paper_params_differ_only_in_values():
+    def keys(d, prefix=""):
+        return {f"{prefix}{k}" for k in d} | {x for k, v in d.items() if isinstance(v, dict) and k not in ("llms", "rms")
+                                               for x in keys(v, f"{prefix}{k}.")}
+    default = yaml.safe_load((ROOT / "params.yaml").read_text())
+    paper = yaml.safe_load((ROOT / "params-paper.yaml").read_text())
+    assert keys(default) - {"pairs.judge.encoder", "pairs.judge.partly", "pairs.judge.well", "bon.judge.encoder",
+                            "bon.judge.partly", "bon.judge.well"} <= keys(paper)

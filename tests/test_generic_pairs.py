@@ -139,10 +139,6 @@ def test_flow_under_prefect(tmp_path, monkeypatch, prefect_harness):
 
     project(tmp_path, mode="degraded")
     _, out = paths(tmp_path)
-    for key, rel in {"generated": "data/pairs/generic_generated.parquet"}.items():   # until layout.py lists it
-        monkeypatch.setitem(layout.GENERIC_PAIRS, key, layout.GENERIC_PAIRS.get(key, rel))
-    monkeypatch.setitem(layout.CODE, "generic_pairs", layout.CODE.get("generic_pairs", [
-        "flows/generic_pairs.py", "tasks/generic_pairs.py", "tasks/pairs.py", "tasks/judge.py", "tasks/ingest.py"]))
     monkeypatch.chdir(tmp_path)
     assert main(generic_pairs_flow) == 0
     assert read_table(layout.GENERIC_PAIRS["generic_pairs"], "judged_pairs").num_rows == 3

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pyarrow.parquet as pq
 import pytest
 
-from tasks import layout
+
 from tasks.artifacts import file_hash
 from tasks.human_eval import DIMENSIONS, PERSONAL
 from tasks.human_eval.proxy import parse_form
@@ -170,8 +170,6 @@ def test_flow_runs_under_prefect(project, prefect_harness, monkeypatch):
     from flows.common import main
 
     root, _ = project
-    monkeypatch.setattr(layout, "HUMAN_EVAL", LAYOUT, raising=False)
-    monkeypatch.setitem(layout.CODE, "human_eval", layout.CODE.get("human_eval", FLOW_CODE))
     monkeypatch.chdir(root)
     from flows.human_eval import human_eval_flow
 

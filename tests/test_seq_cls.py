@@ -36,16 +36,22 @@ def rm(head):
 
 def _items(n=40):
     """Varied lengths, some over max_length (96) so truncation is in the mix."""
-    return [(f"What should I try for hobby number {i}?", " ".join(f"post{i}-{k} about weekends" for k in range(i % 9 * 4)),
+    return [(f"What should I try for hobby number {i}?",
+             " ".join(f"post{i}-{k} about weekends" for k in range(i % 9 * 4)),
              " ".join(["Try something small first."] * (1 + i % 5))) for i in range(n)]
 
 
-def test_scores_do_not_depend_on_batch_size_padding_side_or_order(rm):
+def test_scores_do_not_depend_on_batch_size_padding_side_or_order(rm, monkeypatch):
+    import tasks.rms.seq_cls as seq_cls
+
     items = _items()
     runs = {}
     for bs in (1, 8, 32):
         rm.batch_size = bs
         runs[bs] = [s.score for s in rm.score_answers(items)]
+    with monkeypatch.context() as m:
+        m.setattr(seq_cls, "WINDOW", 7)   # long inputs are scored a window at a time
+        runs["window"] = [s.score for s in rm.score_answers(items)]
     rm.tok.padding_side, rm.left_pad = "left", True   # what a left-padding tokenizer config gives
     runs["left"] = [s.score for s in rm.score_answers(items)]
     rm.tok.padding_side, rm.left_pad, rm.batch_size = "right", False, 8
@@ -56,10 +62,12 @@ def test_scores_do_not_depend_on_batch_size_padding_side_or_order(rm):
 
 
 def test_score_pairs_and_hash_of_exact_ids(rm):
-    pair = PairInput("q1", "How do I start running?", "My past posts:\nI hate mornings.", "Run in the evening.", "Run at 6am.")
+    pair = PairInput("q1", "How do I start running?", "My past posts:\nI hate mornings.",
+                     "Run in the evening.", "Run at 6am.")
     ps = rm.score_pairs([pair])[0]
     enc = encode_answer(rm.tok, pair.question, pair.context, pair.chosen, rm.max_length)
-    want = hashlib.sha256("\x1f".join([" ".join(map(str, enc.ids)), " ".join(map(str, enc.token_types))]).encode()).hexdigest()
+    seen = "\x1f".join([" ".join(map(str, enc.ids)), " ".join(map(str, enc.token_types))])
+    want = hashlib.sha256(seen.encode()).hexdigest()
     assert ps.chosen.input_hash == want and ps.rejected.input_hash != want
     assert ps.chosen.score != ps.rejected.score and not ps.chosen.truncated
 
@@ -70,7 +78,8 @@ def test_truncation_cuts_the_context_from_the_left_never_the_answer(rm):
     enc = encode_answer(tok, q, context, a, 64)
     assert enc.truncated and len(enc.ids) <= 64
     assert enc.user.startswith(q + "\n\n") and enc.user.endswith("w199") and "w0 " not in enc.user
-    assert enc.answer == a and tok.decode(enc.ids, skip_special_tokens=True).endswith(tok.decode(tok(a)["input_ids"], skip_special_tokens=True))
+    answer_ids = tok(a, add_special_tokens=False)["input_ids"]
+    assert enc.answer == a and enc.ids[-len(answer_ids) - 1:-1] == answer_ids   # whole, before the final [SEP]
     fits = encode_answer(tok, q, "short context", a, 64)
     assert not fits.truncated and fits.user == user_message(q, "short context")
     # no room for any context: the question loses its start; only an answer too long alone is cut
@@ -81,7 +90,8 @@ def test_truncation_cuts_the_context_from_the_left_never_the_answer(rm):
     # the batched path gives the same ids and flags as one at a time
     items = _items(12)
     assert encode_many(tok, items, 96) == [encode_answer(tok, *it, 96) for it in items]
-    assert sum(s.truncated for s in rm.score_answers(items)) == sum(e.truncated for e in encode_many(tok, items, 96)) > 0
+    flags = [e.truncated for e in encode_many(tok, items, 96)]
+    assert [s.truncated for s in rm.score_answers(items)] == flags and any(flags)
 
 
 def test_chat_template_from_the_entry_shapes_the_input(head):

@@ -125,7 +125,8 @@ def test_failed_run_leaves_the_previous_model_untouched(tmp_path, monkeypatch):
 
 def test_no_pairs_in_the_training_splits_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="train_rm.splits"):
-        train_rm.run({"common": {"seed": 1}, "train_rm": {**P, "splits": ["dev"]}}, toy_project(tmp_path), outputs(tmp_path))
+        train_rm.run({"common": {"seed": 1}, "train_rm": {**P, "splits": ["dev"]}}, toy_project(tmp_path),
+                     outputs(tmp_path))
 
 
 def test_flow_caches_and_retrains_identically_when_the_model_is_removed(tmp_path, monkeypatch, prefect_harness):

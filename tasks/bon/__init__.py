@@ -8,17 +8,11 @@ bon_report   best-of-k per RM for k = 1, 2, 4, … ≤ N, oracle and random line
 Artifact paths and the params each stage reads are listed here; the paths mirror what
 tasks/layout.py and dvc.yaml declare.
 """
-from tasks.bon import schemas  # noqa: F401  (registers the bon_* schemas)
-
-SAMPLE = {"samples": "data/bon/samples.parquet", "metrics": "metrics/bon_sample.json"}
-JUDGE = {"judged": "data/bon/judged.parquet", "metrics": "metrics/bon_judge.json"}
-SCORES_DIR = "data/bon/scores"
-REPORT = {"per_question": "data/bon/per_question.parquet", "curve": "data/bon/curve.parquet",
-          "metrics": "metrics/bon.json", "plot": "plots/bon_curve.png"}
-
-
-def scores(rm: str) -> dict:
-    return {"scores": f"{SCORES_DIR}/{rm}.parquet", "metrics": f"metrics/bon_scores/{rm}.json"}
+from tasks.layout import BON_JUDGE as JUDGE  # noqa: F401 - the paths live in tasks/layout.py
+from tasks.layout import BON_REPORT as REPORT  # noqa: F401
+from tasks.layout import BON_SAMPLE as SAMPLE  # noqa: F401
+from tasks.layout import BON_SCORES_DIR as SCORES_DIR  # noqa: F401
+from tasks.layout import bon_scores as scores  # noqa: F401
 
 
 # The `bon` keys each stage reads: its cache key, and its dvc.yaml `params`, hold these only,
@@ -28,18 +22,6 @@ SAMPLE_PARAMS = ("policy_llm", "prompt", "n", "temperature", "top_p", "max_token
 JUDGE_PARAMS = ("judge",)
 SCORE_PARAMS = ("strategy",)
 REPORT_PARAMS = ("max_k", "bootstrap", "ci")
-
-BASE = ["tasks/bon/__init__.py", "tasks/bon/schemas.py"]
-CODE = {   # for tasks/layout.py CODE (each stage's own module only: editing the report resamples nothing)
-    "bon_sample": ["flows/bon_sample.py", *BASE, "tasks/bon/sample.py", "tasks/prompts.py", "tasks/profiles.py",
-                   "tasks/rubrics.py", "tasks/structured.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
-    "bon_judge": ["flows/bon_judge.py", *BASE, "tasks/bon/judge_stage.py", "tasks/judge.py", "tasks/structured.py",
-                  "tasks/prompts.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
-    "bon_score": ["flows/bon_score.py", *BASE, "tasks/bon/select.py", "tasks/strategies.py", "tasks/rms",
-                  "tasks/prompts.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
-    "bon_report": ["flows/bon_report.py", *BASE, "tasks/bon/report.py", "tasks/bon/select.py", "tasks/plots.py"],
-}
-
 
 def bon_params(params: dict, keys: tuple[str, ...]) -> dict:
     from tasks.params import stage_params
