@@ -25,4 +25,5 @@ test: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q tests
 
 clean-outputs:
-	rm -rf data/ingest data/profiles data/rubrics data/pairs metrics/*.json plots/*
+	rm -rf data/ingest data/profiles data/rubrics data/pairs data/models data/scores data/leaderboard data/bon \
+		data/correlation data/human_eval/*.parquet metrics/*.json metrics/scores metrics/bon_scores plots/*

@@ -33,14 +33,18 @@ def code_hash(stage: str) -> str:
     return tree_hash(sorted(f for p in paths for f in (p.rglob("*.py") if p.is_dir() else [p])))
 
 
+def content_hash(path) -> str:
+    return tree_hash([path]) if Path(path).is_dir() else file_hash(path)
+
+
 def hashes(paths: dict) -> dict:
-    """{path: content hash} for a stage's named files."""
-    return {v: file_hash(v) for _, v in sorted(paths.items())}
+    """{path: content hash} for a stage's named files or folders."""
+    return {v: content_hash(v) for _, v in sorted(paths.items())}
 
 
 def outputs_intact(result: dict) -> bool:
     """A cached result counts only while the files it describes are still on disk unchanged."""
-    return all(Path(p).exists() and file_hash(p) == h for p, h in result["outputs"].items())
+    return all(Path(p).exists() and content_hash(p) == h for p, h in result["outputs"].items())
 
 
 def as_failure(exc: Exception):

@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from prefect import flow, task
 
 from flows.common import STAGE_TASK, USER_ERRORS, as_failure, code_hash, hashes, main, run_stage_task
 from tasks import layout, train_rm
-from tasks.artifacts import file_hash, tree_hash
 from tasks.params import load_params
 
 INPUTS = {"selected_pairs": layout.PAIRS["selected_pairs"], "questions": layout.INGEST["questions"],
@@ -20,20 +18,13 @@ def stage_inputs(p: dict) -> dict:
     return {**INPUTS, "inferred_rubrics": layout.RUBRICS["inferred_rubrics"]} if p["strategy"] == "planner" else INPUTS
 
 
-def output_hashes(out: dict) -> dict:
-    """Every file of the model folder by its own hash: flows.common.outputs_intact checks files
-    one by one and cannot hash a folder."""
-    files = sorted(f for f in Path(out["model"]).rglob("*") if f.is_file())
-    return {**{str(f): file_hash(f) for f in files}, out["metrics"]: file_hash(out["metrics"])}
-
-
 @task(name="train_rm", **STAGE_TASK)
 def train_rm_task(params: dict, input_hashes: dict, backbone: str, code: str, out: dict):
     try:
         metrics = train_rm.run(params, stage_inputs(params["train_rm"]), out)
     except USER_ERRORS as exc:
         return as_failure(exc)
-    return {"outputs": output_hashes(out), "model_hash": tree_hash([out["model"]]), "metrics": metrics}
+    return {"outputs": hashes(out), "metrics": metrics}
 
 
 @flow(name="train_rm", log_prints=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 
-from tasks.ingest import pair_record
+from tasks.ingest import first_per_domain, pair_record
 from tasks.llm import GenParams
 from tasks.pairs import judge_pairs, pair_metrics, parse_answer
 from tasks.prompts import render
@@ -93,6 +93,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
         raise ConfigError(f"generic_pairs.splits: no selected pairs in {', '.join(p['splits'])} "
                           "(run the pairs stage first, or change the splits)")
     pairs = pool[: p["questions_limit"]] if p.get("questions_limit") else pool
+    pairs = first_per_domain(pairs, p.get("per_domain_limit"))
     generated = (generate_generic(pairs, questions, llm, p, res.seed) if p["mode"] == "generate"
                  else degrade(pairs, pool, res.seed))
     judge = make_judge(params["pairs"]["judge"], encoder_factory=res.encoder, llm_factory=res.llm, seed=res.seed)

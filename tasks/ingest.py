@@ -28,6 +28,19 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
+def first_per_domain(rows: list[dict], limit: int | None) -> list[dict]:
+    """Cost control: the first `limit` rows of each domain (all when None), order kept."""
+    if not limit:
+        return rows
+    seen: dict[str, int] = defaultdict(int)
+    kept = []
+    for r in rows:
+        seen[r["domain"]] += 1
+        if seen[r["domain"]] <= limit:
+            kept.append(r)
+    return kept
+
+
 def pair_record(question_id, domain, split, chosen, rejected, generator) -> dict:
     cw, rw = word_count(chosen), word_count(rejected)
     return {"question_id": question_id, "domain": domain, "split": split, "chosen": chosen,

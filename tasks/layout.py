@@ -83,7 +83,7 @@ CODE = {
     "pairs": ["flows/pairs.py", "tasks/pairs.py", "tasks/judge.py", "tasks/structured.py", "tasks/prompts.py",
               "tasks/rubrics.py", "tasks/profiles.py", "tasks/encoders.py", "tasks/ingest.py", "tasks/plots.py",
               "tasks/resources.py", "tasks/llm"],
-    "train_rm": ["flows/train_rm.py", "tasks/train_rm.py", "tasks/strategies.py", "tasks/rms"],
+    "train_rm": ["flows/train_rm.py", "tasks/train_rm.py", "tasks/strategies.py", "tasks/rms", "tasks/encoders.py"],
     "score": ["flows/score.py", "tasks/score.py", "tasks/strategies.py", "tasks/rms", "tasks/prompts.py",
               "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
     "leaderboard": ["flows/leaderboard.py", "tasks/leaderboard.py", "tasks/plots.py", "tasks/strategies.py"],

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from tasks.ingest import word_count
+from tasks.ingest import first_per_domain, word_count
 from tasks.llm import GenParams
 from tasks.profiles import format_profile
 from tasks.prompts import aspect_titles, render
@@ -146,7 +146,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     generated = []
     if generating:   # generate_splits: generation can cover fewer splits than the judged reference pairs
         ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
-        todo = [q for q in questions if q["split"] in p.get("generate_splits", p["splits"])]
+        todo = first_per_domain([q for q in questions if q["split"] in p.get("generate_splits", p["splits"])],
+                                p.get("generate_per_domain"))
         generated = generate_pairs(todo, ranked, llm, p, res.seed)
     reference = [r for r in read_table(inputs["reference_pairs"], "pairs").to_pylist() if r["question_id"] in by_id]
     if p["source"] == "reference" and not reference:

@@ -6,6 +6,7 @@ from collections import defaultdict
 
 from tqdm import tqdm
 
+from tasks.ingest import first_per_domain
 from tasks.rms import make_rm
 from tasks.strategies import check, load_contexts, pair_inputs
 
@@ -23,19 +24,6 @@ def score_rows(rm, benchmark: str, strategy: str, pairs: list[dict], questions: 
                      "truncated": s.chosen.truncated or s.rejected.truncated, "order_consistent": s.order_consistent,
                      "input_hash_chosen": s.chosen.input_hash, "input_hash_rejected": s.rejected.input_hash})
     return rows
-
-
-def per_domain(limit: int | None, pairs: list[dict]) -> list[dict]:
-    """Cost control: the first `limit` pairs of each domain (all when None), order kept."""
-    if not limit:
-        return pairs
-    seen: dict[str, int] = defaultdict(int)
-    kept = []
-    for p in pairs:
-        seen[p["domain"]] += 1
-        if seen[p["domain"]] <= limit:
-            kept.append(p)
-    return kept
 
 
 def summary(rows: list[dict]) -> dict:
@@ -69,9 +57,8 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
     for benchmark in s.get("benchmarks", ["personalised"]):
         if benchmark not in benchmarks:
             raise ConfigError(f"scoring.benchmarks: {did_you_mean(benchmark, benchmarks)}")
-        pairs = per_domain(s.get("per_domain_limit"),
-                           [p for p in read_table(benchmarks[benchmark], "judged_pairs").to_pylist()
-                            if p["split"] in s["splits"]])
+        pairs = first_per_domain([p for p in read_table(benchmarks[benchmark], "judged_pairs").to_pylist()
+                                  if p["split"] in s["splits"]], s.get("per_domain_limit"))
         strategies = s["strategies"] if benchmark == "personalised" else s.get("generic_strategies", s["strategies"])
         for strategy in tqdm(check(strategies), desc=f"score {rm_name} ({benchmark})", unit="strategy",
                              disable=None):

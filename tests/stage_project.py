@@ -34,6 +34,7 @@ def use_test_llm(params: dict, llm: dict, splits=("test",)) -> dict:
     """Point every LLM stage at `llm` (named test-llm) and make prompt paths absolute, so a
     project folder outside the repo works."""
     params["llms"]["test-llm"] = llm
+    params["pairs"]["generate_per_domain"] = None   # tests size their projects with ingest limits instead
     for stage in ("rubrics", "pairs"):
         params[stage]["llm"] = "test-llm"
         params[stage]["splits"] = list(splits)

@@ -5,9 +5,6 @@ import yaml
 from tasks import layout
 from tests.test_correlation_stage import P, write_bon, write_scores
 
-OUT = {"correlation": "data/correlation/correlation.parquet", "points": "data/correlation/points.parquet",
-       "metrics": "metrics/correlation.json", "plot": "plots/correlation.png"}
-CODE = ["flows/correlation.py", "tasks/correlation", "tasks/leaderboard.py", "tasks/strategies.py", "tasks/plots.py"]
 
 
 def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
@@ -16,7 +13,8 @@ def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
 
     write_scores(tmp_path / "data")      # data/scores/<rm>.parquet
     write_bon(tmp_path / "data")         # data/bon/per_question.parquet
-    params = {"common": {"seed": 2604, "cache_dir": str(tmp_path / "cache")},
+    rms = {f.stem: {"kind": "random"} for f in (tmp_path / layout.SCORES_DIR).glob("*.parquet")}
+    params = {"common": {"seed": 2604, "cache_dir": str(tmp_path / "cache")}, "scoring": {"rms": rms},
               "correlation": {**P, "bootstrap": 50, "permutations": 99}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     monkeypatch.chdir(tmp_path)

@@ -19,7 +19,6 @@ STAGES = {"ingest": layout.INGEST, "profiles": layout.PROFILES, "rubrics": layou
           "leaderboard": layout.LEADERBOARD, "correlation": layout.CORRELATION, "bon_sample": layout.BON_SAMPLE,
           "bon_judge": layout.BON_JUDGE, "bon_report": layout.BON_REPORT}
 PER_RM = {"score": layout.scores, "bon_score": layout.bon_scores}
-LLM_STAGES = ("rubrics", "pairs", "human_eval", "generic_pairs", "bon_sample")
 
 
 def _dvc_stages():
@@ -61,8 +60,11 @@ def _copy_repo(dst: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=dst, check=True)
 
 
-def _dvc(cwd, *args):
-    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
+KEY = "test-key-4b1d-never-in-artifacts"
+
+
+def _dvc(cwd, *args, env=None):
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"], **(env or {})}
     env.pop("PYTHONPATH", None)
     proc = subprocess.run(["dvc", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -75,13 +77,19 @@ def test_dvc_repro_is_reproducible(tmp_path):
     _copy_repo(repo)
     locked = yaml.safe_load((repo / "dvc.lock").read_text()) if (repo / "dvc.lock").exists() else None
     params = yaml.safe_load((repo / "params.yaml").read_text())
-    for stage in LLM_STAGES:   # the real SmolLM2 on a few questions keeps this test short
+    for stage in ("rubrics", "pairs", "generic_pairs"):   # the real SmolLM2 on a few questions keeps this short
         params[stage]["questions_limit"] = 2
+    params["scoring"]["per_domain_limit"] = 1
+    params["bon"].update(questions_limit=1, n=2, max_k=2)
+    params["human_eval"]["proxy_limit"] = 1
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    _dvc(repo, "repro")
+    _dvc(repo, "repro", env={"GEMINI_API_KEY": KEY})
     parquet = sorted(p for spec in STAGES.values() for p in spec.values() if p.endswith(".parquet"))
     first = {p: file_hash(repo / p) for p in parquet}
     assert (repo / "metrics/ingest.json").exists() and (repo / "plots/ingest_profile_sizes.png").exists()
+
+    leaks = [str(p) for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts and KEY.encode() in p.read_bytes()]
+    assert leaks == [], "a key in the environment never reaches artifacts, logs, params or dvc.lock"
 
     start = time.monotonic()
     out = _dvc(repo, "repro")
@@ -93,11 +101,22 @@ def test_dvc_repro_is_reproducible(tmp_path):
     _dvc(repo, "repro")
     assert {p: file_hash(repo / p) for p in parquet} == first, "reruns give the same bytes"
 
+    params = yaml.safe_load((repo / "params.yaml").read_text())   # a new RM: only its stages (+ reports) rerun
+    params["scoring"]["rms"]["length-longer-2"] = {"kind": "length-longer"}
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    status = _dvc(repo, "status", "--json")
+    import json
+
+    changed = set(json.loads(status))
+    assert {"score@length-longer-2", "bon_score@length-longer-2"} <= changed
+    assert changed <= {"score@length-longer-2", "bon_score@length-longer-2", "leaderboard", "bon_report",
+                       "correlation"}, changed
+
     if locked:   # the committed dvc.lock was made from the same code and data: same Parquet bytes
         from hashlib import md5
 
         for name, stage in locked["stages"].items():
-            for out in stage.get("outs", []) if name not in LLM_STAGES else []:
+            for out in stage.get("outs", []) if name in ("ingest", "profiles") else []:
                 if out["path"].endswith(".parquet"):
                     assert md5((repo / out["path"]).read_bytes()).hexdigest() == out["md5"], out["path"]
 

@@ -21,11 +21,15 @@ PARQUET = [layout.PAIRS[k] for k in ("generated_pairs", "judged_pairs", "selecte
 
 
 def _run_stage(cwd: Path, env_extra=None, wait=True):
+    """The stage as its own process; output goes to a file so a full pipe can never block it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(env_extra or {})}
-    proc = subprocess.Popen([sys.executable, "-m", "flows.pairs"], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = cwd / f"stage-{time.monotonic_ns()}.log"
+    with open(log, "w") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "flows.pairs"], cwd=cwd, env=env, stdout=fh,
+                                stderr=subprocess.STDOUT, text=True)
     if wait:
-        out, _ = proc.communicate(timeout=600)
+        proc.wait(timeout=600)
+        out = log.read_text()
         assert proc.returncode == 0, out[-3000:]
         return out
     return proc

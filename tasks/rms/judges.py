@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from tqdm import tqdm
+
 from tasks.errors import ConfigError
 from tasks.llm import GenParams
 from tasks.prompts import render
@@ -72,7 +74,7 @@ class PairwiseJudge(_LLMJudge):
     def _prefer_a(self, prompts) -> list[float | None]:
         if self.verdict == "logprobs":
             prefs = []
-            for m in prompts:
+            for m in tqdm(prompts, desc=self.name, unit="call", disable=None):
                 lp = self.llm.choice_logprobs(m, ["A", "B"])
                 prefs.append(round(lp["A"] - lp["B"], 6))
             return prefs
@@ -90,7 +92,7 @@ class PointwiseJudge(_LLMJudge):
         hashes = [input_hash(m[0]["content"]) for m in prompts]
         if self.verdict == "logprobs":
             scores = []
-            for m in prompts:
+            for m in tqdm(prompts, desc=self.name, unit="call", disable=None):
                 lp = self.llm.choice_logprobs(m, ["Yes", "No"])
                 scores.append(round(lp["Yes"] - lp["No"], 6))
         else:
