@@ -77,8 +77,10 @@ def test_dvc_repro_is_reproducible(tmp_path):
     _copy_repo(repo)
     locked = yaml.safe_load((repo / "dvc.lock").read_text()) if (repo / "dvc.lock").exists() else None
     params = yaml.safe_load((repo / "params.yaml").read_text())
-    for stage in ("rubrics", "pairs", "generic_pairs"):   # the real SmolLM2 on a few questions keeps this short
-        params[stage]["questions_limit"] = 2
+    # the real SmolLM2 on a few questions keeps this short (every reference pair is still selected)
+    params["rubrics"]["questions_limit"] = 2
+    params["pairs"]["generate_per_domain"] = 1
+    params["generic_pairs"]["per_domain_limit"] = 1
     params["scoring"]["per_domain_limit"] = 1
     params["bon"].update(questions_limit=1, n=2, max_k=2)
     params["human_eval"]["proxy_limit"] = 1
