@@ -6,7 +6,7 @@ STAMP := $(VENV)/.prbench-installed
 # llama-cpp-python compiles on install: portable flags, so the wheel pip caches runs on any x86-64 with AVX2
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: run test setup clean-outputs
+.PHONY: run test test-fast setup browser clean-outputs
 
 setup: $(STAMP)
 
@@ -21,8 +21,17 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/prbench run
 
-test: $(STAMP)
+# Debian's chromium for the browser tests (report page, Prefect UI); apt needs root, as in CI
+browser:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+test: $(STAMP) browser
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q tests
+
+# The fast set, for development: no stage process, dvc repro, server or browser (marked slow).
+# CI runs `make test`, which runs everything.
+test-fast: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m "not slow" tests
 
 clean-outputs:
 	rm -rf data/ingest data/profiles data/rubrics data/pairs data/models data/scores data/leaderboard data/bon \

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import sys
 
-from prefect import flow, task
+from prefect import flow
 
-from flows.common import STAGE_TASK, USER_ERRORS, as_failure, code_hash, hashes, main, run_stage_task
+from flows.common import code_hash, hashes, main, run_stage_task, stage_task
 from tasks import bon, layout
 from tasks.bon import judge_stage
 from tasks.params import load_params
@@ -13,13 +13,7 @@ from tasks.params import load_params
 INPUTS = {"questions": layout.INGEST["questions"], "samples": bon.SAMPLE["samples"]}
 
 
-@task(name="bon_judge", **STAGE_TASK)
-def bon_judge_task(params: dict, prompt_hash: dict, input_hashes: dict, code: str, out: dict):
-    try:
-        metrics = judge_stage.run(params, INPUTS, out)
-    except USER_ERRORS as exc:
-        return as_failure(exc)
-    return {"outputs": hashes(out), "metrics": metrics}
+bon_judge_task = stage_task("bon_judge", judge_stage.run)
 
 
 @flow(name="bon_judge", log_prints=True)
@@ -28,8 +22,9 @@ def bon_judge_flow(params_path: str | None = None):
     p = bon.bon_params(params, bon.JUDGE_PARAMS)
     used = {"common": params["common"], "llms": params.get("llms", {}), "bon": p}
     prompt = {"judge": p["judge"]["prompt"]} if p["judge"].get("prompt") else {}
-    return run_stage_task(bon_judge_task, params=used, prompt_hash=hashes(prompt), input_hashes=hashes(INPUTS),
-                          code=code_hash("bon_judge"), out=bon.JUDGE)
+    return run_stage_task(bon_judge_task, args={"params": used, "inputs": INPUTS},
+                          key={"prompt": hashes(prompt), "inputs": hashes(INPUTS), "code": code_hash("bon_judge")},
+                          out=bon.JUDGE)
 
 
 if __name__ == "__main__":

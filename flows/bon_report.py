@@ -4,11 +4,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from prefect import flow, task
+from prefect import flow
 
-from flows.common import STAGE_TASK, USER_ERRORS, as_failure, code_hash, hashes, main, run_stage_task
+from flows import ui
+from flows.common import code_hash, hashes, main, run_stage_task, stage_task
 from tasks import bon
 from tasks.bon import report
+from tasks.artifacts import read_table
 from tasks.params import load_params
 
 
@@ -18,23 +20,20 @@ def inputs(rms) -> dict:
     return {"samples": bon.SAMPLE["samples"], "judged": bon.JUDGE["judged"], "scores": scores}
 
 
-@task(name="bon_report", **STAGE_TASK)
-def bon_report_task(params: dict, inputs: dict, input_hashes: dict, code: str, out: dict):
-    try:
-        metrics = report.run(params, inputs, out)
-    except USER_ERRORS as exc:
-        return as_failure(exc)
-    return {"outputs": hashes(out), "metrics": metrics}
+bon_report_task = stage_task("bon_report", report.run)
 
 
-@flow(name="bon_report", log_prints=True)
+@flow(name="bon_report", flow_run_name="bon_report", log_prints=True)
 def bon_report_flow(params_path: str | None = None):
     params = load_params(params_path)
     used = {"common": {"seed": params["common"]["seed"]}, "bon": bon.bon_params(params, bon.REPORT_PARAMS)}
     ins = inputs(params["scoring"]["rms"])
     files = {"samples": ins["samples"], "judged": ins["judged"], **{f"scores:{k}": v for k, v in ins["scores"].items()}}
-    return run_stage_task(bon_report_task, params=used, inputs=ins, input_hashes=hashes(files),
-                          code=code_hash("bon_report"), out=bon.REPORT)
+    state = run_stage_task(bon_report_task, args={"params": used, "inputs": ins},
+                           key={"inputs": hashes(files), "code": code_hash("bon_report")}, out=bon.REPORT)
+    if state.is_completed():   # the Prefect UI's table artifact "bon-largest-k"
+        ui.bon(read_table(bon.REPORT["curve"], "bon_curve").to_pylist())
+    return state
 
 
 if __name__ == "__main__":

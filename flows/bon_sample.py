@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import sys
 
-from prefect import flow, task
+from prefect import flow
 
-from flows.common import STAGE_TASK, USER_ERRORS, as_failure, code_hash, hashes, main, run_stage_task
+from flows.common import code_hash, hashes, main, run_stage_task, stage_task
 from tasks import bon, layout
 from tasks.bon import sample
 from tasks.params import load_params
@@ -13,13 +13,7 @@ from tasks.params import load_params
 INPUTS = {"questions": layout.INGEST["questions"], "ranked_profile": layout.PROFILES["ranked_profile"]}
 
 
-@task(name="bon_sample", **STAGE_TASK)
-def bon_sample_task(params: dict, prompt_hash: dict, input_hashes: dict, code: str, out: dict):
-    try:
-        metrics = sample.run(params, INPUTS, out)
-    except USER_ERRORS as exc:
-        return as_failure(exc)
-    return {"outputs": hashes(out), "metrics": metrics}
+bon_sample_task = stage_task("bon_sample", sample.run)
 
 
 @flow(name="bon_sample", log_prints=True)
@@ -27,8 +21,9 @@ def bon_sample_flow(params_path: str | None = None):
     params = load_params(params_path)
     p = bon.bon_params(params, bon.SAMPLE_PARAMS)
     used = {"common": params["common"], "llms": params.get("llms", {}), "bon": p}
-    return run_stage_task(bon_sample_task, params=used, prompt_hash=hashes({"policy": p["prompt"]}),
-                          input_hashes=hashes(INPUTS), code=code_hash("bon_sample"), out=bon.SAMPLE)
+    return run_stage_task(bon_sample_task, args={"params": used, "inputs": INPUTS},
+                          key={"prompt": hashes({"policy": p["prompt"]}), "inputs": hashes(INPUTS),
+                               "code": code_hash("bon_sample")}, out=bon.SAMPLE)
 
 
 if __name__ == "__main__":

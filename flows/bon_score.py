@@ -2,12 +2,14 @@
 RM (a foreach stage, like score), so adding an RM scores only it and reuses samples and verdicts."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
-from prefect import flow, task
+from prefect import flow
 
-from flows.common import STAGE_TASK, USER_ERRORS, as_failure, code_hash, hashes, main, run_stage_task
+from flows import runner
+from flows.common import code_hash, hashes, main, run_stage_task, stage_task
 from tasks import bon, layout
 from tasks.artifacts import tree_hash
 from tasks.bon import select
@@ -17,13 +19,24 @@ INPUTS = {"questions": layout.INGEST["questions"], "samples": bon.SAMPLE["sample
           "profile_context": layout.PROFILES["profile_context"], "inferred_rubrics": layout.RUBRICS["inferred_rubrics"]}
 
 
-@task(name="bon_score", task_run_name="bon_score-{rm}", **STAGE_TASK)
-def bon_score_task(params: dict, rm: str, input_hashes: dict, extra_hash: str, code: str, out: dict):
-    try:
-        metrics = select.run(params, rm, INPUTS, out)
-    except USER_ERRORS as exc:
-        return as_failure(exc)
-    return {"outputs": hashes(out), "metrics": metrics}
+def stage_key() -> dict:
+    present = {k: v for k, v in INPUTS.items() if os.path.exists(v)}
+    extra = tree_hash(["prompts", layout.TRAIN_RM["model"]])   # judge prompts, the trained BT model
+    return {"inputs": hashes(present), "extra": extra, "code": code_hash("bon_score")}
+
+
+bon_score_chunk_task = runner.chunk_task("bon_score-chunk", select.score_chunk)
+
+
+def _run(params: dict, rm: str, inputs: dict, out: dict) -> dict:
+    # each chunk (a slice of the distinct answers) is a task on the configured runner
+    chunks = functools.partial(runner.map_chunks, bon_score_chunk_task,
+                               {"params": params, "rm_name": rm, "inputs": inputs}, stage_key(),
+                               label=f"bon_score {rm}")
+    return select.run(params, rm, inputs, out, map_chunks=chunks)
+
+
+bon_score_task = stage_task("bon_score", _run)
 
 
 @flow(name="bon_score", flow_run_name="bon_score-{rm}", log_prints=True)
@@ -31,11 +44,11 @@ def bon_score_flow(rm: str, params_path: str | None = None):
     params = load_params(params_path)
     used = {"common": params["common"], "llms": params.get("llms", {}),
             "bon": bon.bon_params(params, bon.SCORE_PARAMS),
-            "scoring": {"rms": {rm: params["scoring"]["rms"].get(rm)}}}
-    present = {k: v for k, v in INPUTS.items() if os.path.exists(v)}
-    extra = tree_hash(["prompts", layout.TRAIN_RM["model"]])   # judge prompts, the trained BT model
-    return run_stage_task(bon_score_task, params=used, rm=rm, input_hashes=hashes(present), extra_hash=extra,
-                          code=code_hash("bon_score"), out=bon.scores(rm))
+            "scoring": {"rms": {rm: runner.unscheduled(params["scoring"]["rms"].get(rm))}},
+            "scale": {"chunk_size": runner.scale_params(params)["chunk_size"]}}
+    with runner.configured(params, rm):
+        return run_stage_task(bon_score_task.with_options(task_run_name=f"bon_score-{rm}"),
+                              args={"params": used, "rm": rm, "inputs": INPUTS}, key=stage_key(), out=bon.scores(rm))
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ def cmd_run(args) -> int:
         print(f"prbench: Prefect server at {url.removesuffix('/api')} (stopped at the end)", flush=True)
         rc = subprocess.call(["dvc", "repro", *args.targets], env={**env, "PREFECT_API_URL": url})
     if rc == 0:
-        print("prbench: done. Metrics: `dvc metrics show`; browse the runs: "
+        print("prbench: done. The report: open report/index.html; metrics: `dvc metrics show`; browse the runs: "
               f"`PREFECT_HOME={os.environ['PREFECT_HOME']} prefect server start`")
     return rc
 
@@ -68,9 +68,27 @@ def cmd_score(args) -> int:
 
 
 def cmd_serve(args) -> int:
+    """Serve the deployments (reproduce, watch-releases, score-rm) against a persistent Prefect
+    server: PREFECT_API_URL's when set, else one on 127.0.0.1 with the project's .prefect home."""
+    from flows import server as srv
+    from tasks.params import load_params
+
+    rel = load_params()["releases"]
+    url, local = os.environ.get("PREFECT_API_URL"), None
+    if not url:
+        url = f"http://127.0.0.1:{args.port or rel['port']}/api"
+        if not srv.healthy(url):   # else: a server this project started earlier is still up; use it
+            local = srv.start(port=args.port or rel["port"])
+        os.environ.update(PREFECT_API_URL=url, PREFECT_UI_URL=url.removesuffix("/api"))   # before Prefect loads
+    print(f"prbench: Prefect UI at {url.removesuffix('/api')} (deployments reproduce, watch-releases, score-rm; "
+          "Ctrl-C stops serving, schedules stay active)", flush=True)
     from flows.deploy import serve
 
-    serve(args.cron)
+    try:
+        serve(cron=args.cron, watch_cron=args.watch_cron)
+    finally:
+        if local:
+            local.stop()
     return 0
 
 
@@ -97,13 +115,17 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--out", help="output folder (default results/score-<name>)")
     sc.add_argument("--params", default=None, help="params file (default params.yaml)")
     sc.set_defaults(func=cmd_score)
-    srv = sub.add_parser("serve", help="serve the pipeline as a scheduled Prefect deployment")
-    srv.add_argument("--cron", default="0 3 * * *")
+    srv = sub.add_parser("serve", help="a Prefect server + deployments: scheduled dvc repro, new RMs scored on release")
+    srv.add_argument("--cron", default=None, help="reproduce's schedule (default params releases.reproduce_cron)")
+    srv.add_argument("--watch-cron", default=None, help="the release watcher's schedule (default releases.watch_cron)")
+    srv.add_argument("--port", type=int, default=None, help="local server port (default releases.port)")
     srv.set_defaults(func=cmd_serve)
     from tasks.correlation.diff import add_parser as add_diff
     from tasks.human_eval import cli as human_eval_cli
+    from tasks.report.cli import add_parser as add_report
 
     add_diff(sub)
+    add_report(sub)
     human_eval_cli.add_parser(sub)
     return ap
 

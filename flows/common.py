@@ -2,9 +2,11 @@
 main() that turns data errors into one line each instead of a traceback."""
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
+from prefect import get_run_logger, task
 from prefect.cache_policies import INPUTS, TASK_SOURCE
 from prefect.states import Failed
 
@@ -50,6 +52,37 @@ def outputs_intact(result: dict) -> bool:
 def as_failure(exc: Exception):
     """A user-facing failure: the task ends Failed with the message, and is never cached."""
     return Failed(message=str(exc), name=INVALID_INPUT)
+
+
+def stage_task(name: str, run):
+    """The one Prefect task every stage wraps its logic in: `run(**args, out=out)` -> metrics.
+    `args` are paths and params, `key` content and code hashes: together the cache key. User
+    errors end the task as InvalidInput (never retried or cached); the run's counters are
+    reported here (log line + artifact) and never enter the cached result or DVC metrics."""
+    @task(name=name, **STAGE_TASK)
+    def stage(args: dict, key: dict, out: dict):
+        try:
+            metrics = run(**args, out=out)
+        except USER_ERRORS as exc:
+            return as_failure(exc)
+        report_counters(f"{name}-{args['rm']}" if "rm" in args else name, metrics.pop("run", None))
+        return {"outputs": hashes(out), "metrics": metrics}
+    return stage
+
+
+def report_counters(label: str, counters: dict | None) -> None:
+    """This run's counters (calls, cache hits, latency ...) as a log line and a Prefect table artifact."""
+    if not counters:
+        return
+    from prefect.artifacts import create_table_artifact
+
+    rows = [{"counter": f"{group}.{k}" if k else group, "value": v}
+            for group, values in sorted(counters.items())
+            for k, v in (sorted(values.items()) if isinstance(values, dict) else [("", values)])]
+    get_run_logger().info("run counters (not results; see runs/): %s", counters)
+    create_table_artifact(key=f"run-{re.sub(r'[^a-z0-9-]+', '-', label.lower()).strip('-')}", table=rows,
+                          description=f"Counters of the last {label} run (calls, cache hits, latency); "
+                                      "not results, so not in DVC metrics")
 
 
 def run_stage_task(task, **kwargs):

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import sys
 
-from prefect import flow, task
+from prefect import flow
 
-from flows.common import STAGE_TASK, USER_ERRORS, as_failure, code_hash, hashes, main, run_stage_task
+from flows.common import code_hash, hashes, main, run_stage_task, stage_task
 from tasks import generic_pairs, layout
 from tasks.params import load_params, stage_params
 
@@ -19,13 +19,7 @@ def prompt_files(params: dict) -> dict:
     return files
 
 
-@task(name="generic_pairs", **STAGE_TASK)
-def generic_pairs_task(params: dict, prompt_hashes: dict, input_hashes: dict, code: str, out: dict):
-    try:
-        metrics = generic_pairs.run(params, INPUTS, out)
-    except USER_ERRORS as exc:
-        return as_failure(exc)
-    return {"outputs": hashes(out), "metrics": metrics}
+generic_pairs_task = stage_task("generic_pairs", generic_pairs.run)
 
 
 @flow(name="generic_pairs", log_prints=True)
@@ -33,8 +27,9 @@ def generic_pairs_flow(params_path: str | None = None):
     params = load_params(params_path)
     used = {"common": params["common"], "llms": params.get("llms", {}),
             "generic_pairs": stage_params(params, "generic_pairs"), "pairs": {"judge": params["pairs"]["judge"]}}
-    return run_stage_task(generic_pairs_task, params=used, prompt_hashes=hashes(prompt_files(params)),
-                          input_hashes=hashes(INPUTS), code=code_hash("generic_pairs"), out=layout.GENERIC_PAIRS)
+    return run_stage_task(generic_pairs_task, args={"params": used, "inputs": INPUTS},
+                          key={"prompts": hashes(prompt_files(params)), "inputs": hashes(INPUTS),
+                               "code": code_hash("generic_pairs")}, out=layout.GENERIC_PAIRS)
 
 
 if __name__ == "__main__":

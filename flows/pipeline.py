@@ -2,35 +2,61 @@
 Same stages and order as dvc.yaml; per-RM stages run once per `scoring.rms` entry."""
 from __future__ import annotations
 
+import contextvars
 import importlib
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from prefect import flow
 from prefect.states import Failed
 
 from flows.common import main
+from flows.runner import scale_params
 from tasks.params import load_params
 
 # (stage, flow module, runs once per RM) in dependency order, as in dvc.yaml
 STAGES = [("ingest", False), ("profiles", False), ("rubrics", False), ("pairs", False),
           ("generic_pairs", False), ("train_rm", False), ("score", True), ("leaderboard", False),
           ("human_eval", False), ("bon_sample", False), ("bon_judge", False), ("bon_score", True),
-          ("bon_report", False), ("correlation", False)]
+          ("bon_report", False), ("rl_train", True), ("rl_eval", False), ("correlation", False), ("report", False)]
 
 
 def _flow(stage: str):
     return getattr(importlib.import_module(f"flows.{stage}"), f"{stage}_flow")
 
 
+FAN_OUT = {"score", "bon_score"}   # per-RM stages whose work goes to the task runner (flows/runner.py)
+
+
+def _fanned_out(stage: str, rms: list[str], params_path: str | None) -> list:
+    """Every RM's flow at once (threads waiting on the cluster, each its own copy of the context);
+    states in RM order."""
+    def one(rm: str):
+        return _flow(stage)(params_path=params_path, return_state=True, rm=rm)
+
+    with ThreadPoolExecutor(max_workers=len(rms), thread_name_prefix=stage) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, one, rm) for rm in rms]
+        return [f.result() for f in futures]
+
+
 @flow(name="prbench-pipeline", log_prints=True)
 def pipeline(params_path: str | None = None, until: str | None = None):
-    """Run every stage in order (or up to and including `until`); stop at the first failure."""
-    rms = sorted(load_params(params_path)["scoring"]["rms"])
+    """Run every stage in order (or up to and including `until`); stop at the first failure. On a
+    cluster (`scale.task_runner` dask or ray) the RMs of a per-RM stage run at once."""
+    params = load_params(params_path)
+    rms, on_cluster = sorted(params["scoring"]["rms"]), scale_params(params)["task_runner"] != "local"
     for stage, per_rm in STAGES:
-        for kwargs in ([{"rm": rm} for rm in rms] if per_rm else [{}]):
-            state = _flow(stage)(params_path=params_path, return_state=True, **kwargs)
-            if state.is_failed():
-                return Failed(message=f"{stage}: {state.message}")
+        if per_rm and on_cluster and stage in FAN_OUT and len(rms) > 1:
+            states = _fanned_out(stage, rms, params_path)
+        else:
+            states = []
+            for kwargs in ([{"rm": rm} for rm in rms] if per_rm else [{}]):
+                states.append(_flow(stage)(params_path=params_path, return_state=True, **kwargs))
+                if states[-1].is_failed():
+                    break
+        failed = next((s for s in states if s.is_failed()), None)
+        if failed:
+            return Failed(message=f"{stage}: {failed.message}")
         if stage == until:
             break
     return "ok"

@@ -1,55 +1,109 @@
-"""A local Prefect server on 127.0.0.1 for one run, so every DVC stage process reports to it
-(about 3 s per stage instead of a 7-15 s ephemeral server each) and runs stay browsable."""
+"""A Prefect server on 127.0.0.1 that prbench starts and stops: one per `prbench run`, so every DVC
+stage process reports to it (about 3 s per stage instead of a 7-15 s ephemeral server each), or a
+persistent one for `prbench serve` (a project-local PREFECT_HOME keeps runs across restarts).
+
+The server runs in its own process group (stopped by signalling the group) and dies with the
+process that started it even on SIGKILL (flows/lifeline.py). Its UI asks its API at
+PREFECT_UI_API_URL, so that is set to the server's own address whatever the port."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
+from flows import lifeline
 
-def _free_port() -> int:
+
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def _healthy(url: str) -> bool:
+def port_in_use(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def healthy(api_url: str) -> bool:
     try:
-        with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
+        with urllib.request.urlopen(f"{api_url}/health", timeout=2) as r:
             return r.status == 200
     except OSError:
         return False
 
 
-@contextmanager
-def local_server(timeout: float = 120):
-    """Yield the API URL of a fresh server; stop it by its PID (process group) afterwards."""
-    home = Path(os.environ["PREFECT_HOME"])
-    home.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/api"
-    prefect = Path(sys.executable).with_name("prefect")
-    log = open(home / "server.log", "ab")
-    proc = subprocess.Popen([str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                            env={**os.environ, "PREFECT_API_URL": url})
-    try:
-        deadline = time.monotonic() + timeout
-        while not _healthy(url):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"Prefect server did not start; see {home / 'server.log'}")
-            time.sleep(0.5)
-        yield url
-    finally:
+def ui_api_url(api_url: str) -> str | None:
+    """The API address the server's UI tells the browser to use (its /ui-settings)."""
+    base = api_url.removesuffix("/api")
+    with urllib.request.urlopen(f"{base}/ui-settings", timeout=5) as r:
+        return json.load(r).get("api_url")
+
+
+@dataclass
+class Server:
+    api_url: str
+    process: subprocess.Popen
+    log: Path
+
+    @property
+    def ui_url(self) -> str:
+        return self.api_url.removesuffix("/api")
+
+    def client_env(self) -> dict:
+        """What a client process needs to report to this server (and print links into its UI)."""
+        return {"PREFECT_API_URL": self.api_url, "PREFECT_UI_URL": self.ui_url}
+
+    def stop(self, timeout: float = 20) -> None:
+        """SIGTERM the server's process group; SIGKILL it if it is still up after `timeout`."""
         try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=20)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=timeout)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def start(home: str | Path | None = None, port: int | None = None, timeout: float = 300) -> Server:
+    """Start `prefect server start` on 127.0.0.1:`port` (a free one by default) with PREFECT_HOME
+    = `home` (default: the environment's) and wait until /health answers."""
+    home = Path(home or os.environ["PREFECT_HOME"]).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
+    if port_in_use(port):
+        raise RuntimeError(f"port {port} on 127.0.0.1 is in use; pick another (--port) or stop what runs there")
+    url = f"http://127.0.0.1:{port}/api"
+    log = home / "server.log"
+    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_API_URL": url, "PREFECT_UI_API_URL": url,
+           "PREFECT_UI_URL": url.removesuffix("/api"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(lifeline.command("prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)),
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+    server = Server(url, proc, log)
+    deadline = time.monotonic() + timeout
+    while not healthy(url):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            server.stop()
+            tail = log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"Prefect server did not start on port {port}; see {log}:\n{tail}")
+        time.sleep(0.3)
+    return server
+
+
+@contextmanager
+def local_server(timeout: float = 300, home: str | Path | None = None, port: int | None = None):
+    """Yield the API URL of a fresh server; stop it (its process group) afterwards."""
+    server = start(home, port, timeout)
+    try:
+        yield server.api_url
+    finally:
+        server.stop()

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import sys
 
-from prefect import flow, task
+from prefect import flow
 
-from flows.common import STAGE_TASK, USER_ERRORS, as_failure, code_hash, hashes, main, run_stage_task
+from flows.common import code_hash, hashes, main, run_stage_task, stage_task
 from tasks import layout, train_rm
 from tasks.params import load_params
 
@@ -18,13 +18,7 @@ def stage_inputs(p: dict) -> dict:
     return {**INPUTS, "inferred_rubrics": layout.RUBRICS["inferred_rubrics"]} if p["strategy"] == "planner" else INPUTS
 
 
-@task(name="train_rm", **STAGE_TASK)
-def train_rm_task(params: dict, input_hashes: dict, backbone: str, code: str, out: dict):
-    try:
-        metrics = train_rm.run(params, stage_inputs(params["train_rm"]), out)
-    except USER_ERRORS as exc:
-        return as_failure(exc)
-    return {"outputs": hashes(out), "metrics": metrics}
+train_rm_task = stage_task("train_rm", train_rm.run)
 
 
 @flow(name="train_rm", log_prints=True)
@@ -34,8 +28,10 @@ def train_rm_flow(params_path: str | None = None):
     params = load_params(params_path)
     used = {k: params[k] for k in ("common", "train_rm")}
     backbone = resolve_model(used["train_rm"]["backbone"])[1]   # local weights hash: new weights, new run
-    return run_stage_task(train_rm_task, params=used, input_hashes=hashes(stage_inputs(used["train_rm"])),
-                          backbone=backbone, code=code_hash("train_rm"), out=layout.TRAIN_RM)
+    inputs = stage_inputs(used["train_rm"])
+    return run_stage_task(train_rm_task, args={"params": used, "inputs": inputs},
+                          key={"inputs": hashes(inputs), "backbone": backbone, "code": code_hash("train_rm")},
+                          out=layout.TRAIN_RM)
 
 
 if __name__ == "__main__":

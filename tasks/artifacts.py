@@ -60,6 +60,18 @@ def write_json(obj, path: str | Path) -> Path:
     return path
 
 
+def write_text(text: str, path: str | Path) -> Path:
+    """A text artifact (e.g. the report page), UTF-8, via temp file + rename."""
+    path = Path(path)
+    tmp = _atomic_target(path)
+    try:
+        tmp.write_bytes(text.encode("utf-8"))
+        _commit(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
 def file_hash(path: str | Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

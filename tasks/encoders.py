@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+from tqdm import tqdm
 
 from tasks.artifacts import file_hash, text_hash
 from tasks.errors import ConfigError, did_you_mean
@@ -78,15 +79,30 @@ class Encoder:
         if self.cache:   # a miss is one encoder call; anything else was served without one
             self.cache.hits += len(texts) - len(todo)
             self.cache.misses += len(todo)
-        for i in range(0, len(todo), 1024):   # commit every chunk: a crash keeps what was encoded
-            chunk = todo[i:i + 1024]
-            vecs = self.model.encode([t for _, t in chunk], batch_size=self.batch_size,
-                                     convert_to_numpy=True, show_progress_bar=progress)
-            new = {k: v.astype(np.float32) for (k, _), v in zip(chunk, vecs)}
+        batches = self.same_length_batches(todo)
+        for i in tqdm(range(0, len(batches), 16), desc="encode", unit="chunk", disable=not progress or None):
+            new = {}
+            for batch in batches[i:i + 16]:   # commit every chunk: a crash keeps what was encoded
+                vecs = self.model.encode([t for _, t in batch], batch_size=len(batch), convert_to_numpy=True)
+                new.update({k: v.astype(np.float32) for (k, _), v in zip(batch, vecs)})
             known.update(new)
             if self.cache:
                 self.cache.put(self.identity, new)
         return np.stack([known[k] for k in keys]) if keys else np.zeros((0, 1), np.float32)
+
+    def same_length_batches(self, items: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+        """(key, text) grouped into batches of texts with the same token count. No text is ever
+        padded, so its vector is bit for bit the one it gets alone: it cannot depend on what else
+        was in its batch, or on which texts the cache already held (measured on MiniLM, CPU)."""
+        if not items:
+            return []
+        tok = self.model.tokenizer
+        lengths = [len(ids) for ids in tok([t for _, t in items], truncation=True,
+                                           max_length=self.model.max_seq_length)["input_ids"]]
+        groups: dict[int, list] = {}
+        for n, item in sorted(zip(lengths, items)):
+            groups.setdefault(n, []).append(item)
+        return [g[i:i + self.batch_size] for _, g in sorted(groups.items()) for i in range(0, len(g), self.batch_size)]
 
 
 def _device() -> str:

@@ -41,7 +41,8 @@ def generate_generic(pairs: list[dict], questions: dict[str, dict], llm, p: dict
     prompts = [render(p["prompt"], question=questions[x["question_id"]]["question"], max_words=p["max_words"])
                for x in pairs]
     parsed = generate_parsed(llm, prompts, parse_answer(p["max_words"]), params, retries=p["parse_retries"],
-                             temperature_bump=p["temperature_bump"], progress="generic pairs")
+                             temperature_bump=p["temperature_bump"], progress="generic pairs",
+                             accept_truncated=False)   # as pairs: a cut-off reply is not a short answer
     generator = llm.backend.identity()
     return [generated_row(x, r.value, generator, r.raw, r.error, r.attempts) for x, r in zip(pairs, parsed)]
 
@@ -80,7 +81,8 @@ def check_params(p: dict) -> dict:
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
     """inputs: questions, selected_pairs. out: generic_pairs, generated, metrics."""
-    from tasks.artifacts import read_table, write_json, write_table
+    from tasks.artifacts import read_table, write_table
+    from tasks.runlog import write_metrics
     from tasks.errors import ConfigError
     from tasks.judge import make_judge
     from tasks.resources import Resources
@@ -105,5 +107,5 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
                "judge": judge.identity(), "pairs_in": len(pairs), "usable": len(judged),
                "invalid": len(failed), "invalid_reasons": dict(sorted(Counter(failed).items())),
                **pair_metrics({SOURCE: judged} if judged else {}), "run": res.stats()}
-    write_json(metrics, out["metrics"])
+    write_metrics(metrics, out["metrics"])
     return metrics

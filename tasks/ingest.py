@@ -169,13 +169,14 @@ def ingest_from_params(p: dict) -> IngestResult:
 
 def run(p: dict, out: dict) -> dict:
     """Ingest stage end to end: read, validate, write every artifact atomically. Returns metrics."""
-    from tasks.artifacts import write_json, write_table
+    from tasks.artifacts import write_table
+    from tasks.runlog import write_metrics
 
     res = ingest_from_params(p)
     for name in ("questions", "profiles", "pairs", "quarantine"):
         write_table(getattr(res, name), out[name], name)
     metrics = ingest_metrics(res)
-    write_json(metrics, out["metrics"])
+    write_metrics(metrics, out["metrics"])
     plot_profile_sizes(res, out["plot"])
     return metrics
 

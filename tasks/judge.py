@@ -5,6 +5,9 @@
   sentences, mapped to 0/1/2 by thresholds. Deterministic and cheap: the embedded default,
   because the local 135M LLM is at chance as a judge (measured).
 - `llm`: any LLM backend; `per_aspect` (one call per aspect, LaMP-QA) or `all` (one call, the release).
+  Its reply budget (`max_tokens`) must fit the longest rubric: in `all` mode a list of n digits
+  costs ~3 tokens per aspect ("2", ",", " "), so a small budget silently loses the aspect-rich
+  questions; `unparseable_by_aspects` makes such a bias visible in the metrics.
 """
 from __future__ import annotations
 
@@ -17,6 +20,9 @@ import numpy as np
 from tasks.errors import ConfigError
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# Room for a 0/1/2 list of ~40 aspects (~3 tokens each) plus a code fence or a short preamble;
+# LaMP-QA test rubrics hold ~5 aspects on average and rarely more than a dozen.
+DEFAULT_MAX_TOKENS = 128
 
 
 @dataclass
@@ -92,7 +98,7 @@ def parse_digit_list(n: int):
 class LLMJudge:
     kind = "llm"
 
-    def __init__(self, llm, mode: str, prompt: str, *, max_tokens: int = 16, retries: int = 2,
+    def __init__(self, llm, mode: str, prompt: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, retries: int = 2,
                  temperature_bump: float = 0.3, seed: int = 0):
         if mode not in ("per_aspect", "all"):
             raise ConfigError(f"judge.mode: unknown mode '{mode}'; valid: per_aspect, all")
@@ -129,6 +135,17 @@ class LLMJudge:
                         "\n".join(p.raw for p in ps)) for i, ps in sorted(grouped.items())]
 
 
+def unparseable_by_aspects(verdicts: list[tuple[int, bool]]) -> list[dict]:
+    """(number of gold aspects, verdict parsed) per verdict -> one row per rubric size, so a
+    reply budget that cuts long rubrics short shows up as unparseable verdicts at large sizes."""
+    per: dict[int, list[int]] = {}
+    for n, ok in verdicts:
+        counts = per.setdefault(int(n), [0, 0])
+        counts[0] += 1
+        counts[1] += not ok
+    return [{"aspects": n, "judged": j, "unparseable": u} for n, (j, u) in sorted(per.items())]
+
+
 JUDGES = ("embedding", "llm")
 
 
@@ -138,8 +155,11 @@ def make_judge(cfg: dict, *, encoder_factory, llm_factory, seed: int = 0):
         return EmbeddingJudge(encoder_factory(cfg.get("encoder", "embedded:all-MiniLM-L6-v2")),
                               cfg["partly"], cfg["well"])
     if kind == "llm":
+        max_tokens = DEFAULT_MAX_TOKENS if cfg.get("max_tokens") is None else cfg["max_tokens"]   # null = default
+        if not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ConfigError(f"judge.max_tokens: need a positive number of tokens, got {max_tokens!r}")
         return LLMJudge(llm_factory(cfg["llm"]), cfg.get("mode", "per_aspect"), cfg["prompt"],
-                        retries=cfg.get("parse_retries", 2), seed=seed)
+                        max_tokens=max_tokens, retries=cfg.get("parse_retries", 2), seed=seed)
     from tasks.errors import did_you_mean
 
     raise ConfigError(f"judge.kind: {did_you_mean(str(kind), JUDGES)}")

@@ -71,10 +71,28 @@ CORRELATION = {
     "metrics": "metrics/correlation.json",
     "plot": "plots/correlation.png",
 }
+# `prbench serve`'s release watcher: models announced so far (git-tracked, not a DVC output)
+RELEASES = {"state": "data/releases/registered.json"}
+RL_POLICIES_DIR = "data/rl/policies"                # one <rm>/ checkpoint folder per RM (a dvc foreach stage each)
+
+
+def rl_train(rm: str) -> dict:
+    return {"policy": f"{RL_POLICIES_DIR}/{rm}", "metrics": f"metrics/rl_train/{rm}.json",
+            "plot_data": f"plots/rl_train/{rm}.csv", "plot": f"plots/rl_train/{rm}.png"}
+
+
+RL_EVAL = {"eval": "data/rl/eval.parquet", "answers": "data/rl/answers.parquet", "metrics": "metrics/rl.json",
+           "plot": "plots/rl_scores.png"}
+REPORT = {"page": "report/index.html"}                # one self-contained page; compare pages go under results/
+# what the page's code version hashes (the report stage depends on all of it, so the hash is never stale)
+REPORT_CODE_VERSION = ["flows", "tasks", "prompts", "pyproject.toml"]
 
 # Code each stage runs: part of its Prefect cache key and of its dvc.yaml deps (kept equal by a test).
-SHARED_CODE = ["tasks/artifacts.py", "tasks/errors.py", "tasks/schemas.py", "tasks/params.py", "flows/common.py"]
+SHARED_CODE = ["tasks/artifacts.py", "tasks/errors.py", "tasks/schemas.py", "tasks/params.py", "tasks/runlog.py",
+               "tasks/determinism.py", "flows/common.py"]
 _BON = ["tasks/bon/__init__.py", "tasks/bon/schemas.py"]
+_RL = ["tasks/rl/__init__.py", "tasks/rl/policy.py", *_BON, "tasks/bon/sample.py", "tasks/prompts.py", "tasks/profiles.py",
+       "tasks/rubrics.py", "tasks/structured.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"]   # policy, prompts
 CODE = {
     "ingest": ["flows/ingest.py", "tasks/ingest.py", "tasks/sources.py", "tasks/validate.py", "tasks/plots.py"],
     "profiles": ["flows/profiles.py", "tasks/profiles.py", "tasks/retrieval.py", "tasks/encoders.py"],
@@ -84,9 +102,10 @@ CODE = {
               "tasks/rubrics.py", "tasks/profiles.py", "tasks/encoders.py", "tasks/ingest.py", "tasks/plots.py",
               "tasks/resources.py", "tasks/llm"],
     "train_rm": ["flows/train_rm.py", "tasks/train_rm.py", "tasks/strategies.py", "tasks/rms", "tasks/encoders.py"],
-    "score": ["flows/score.py", "tasks/score.py", "tasks/strategies.py", "tasks/rms", "tasks/prompts.py",
-              "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
-    "leaderboard": ["flows/leaderboard.py", "tasks/leaderboard.py", "tasks/plots.py", "tasks/strategies.py"],
+    "score": ["flows/score.py", "tasks/score.py", "flows/runner.py", "tasks/chunks.py", "tasks/strategies.py",
+              "tasks/rms", "tasks/prompts.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
+    "leaderboard": ["flows/leaderboard.py", "tasks/leaderboard.py", "tasks/plots.py", "tasks/strategies.py",
+                    "tasks/rm_labels.py"],
     "generic_pairs": ["flows/generic_pairs.py", "tasks/generic_pairs.py", "tasks/pairs.py", "tasks/judge.py",
                       "tasks/structured.py", "tasks/prompts.py", "tasks/rubrics.py", "tasks/profiles.py",
                       "tasks/encoders.py", "tasks/ingest.py", "tasks/resources.py", "tasks/llm"],
@@ -97,9 +116,15 @@ CODE = {
                    "tasks/rubrics.py", "tasks/structured.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
     "bon_judge": ["flows/bon_judge.py", *_BON, "tasks/bon/judge_stage.py", "tasks/judge.py", "tasks/structured.py",
                   "tasks/prompts.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
-    "bon_score": ["flows/bon_score.py", *_BON, "tasks/bon/select.py", "tasks/strategies.py", "tasks/rms",
-                  "tasks/prompts.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
+    "bon_score": ["flows/bon_score.py", "flows/runner.py", "tasks/chunks.py", *_BON, "tasks/bon/select.py",
+                  "tasks/strategies.py", "tasks/rms", "tasks/prompts.py", "tasks/resources.py", "tasks/encoders.py",
+                  "tasks/llm"],
     "bon_report": ["flows/bon_report.py", *_BON, "tasks/bon/report.py", "tasks/bon/select.py", "tasks/plots.py"],
     "correlation": ["flows/correlation.py", "tasks/correlation", "tasks/leaderboard.py", "tasks/strategies.py",
-                    "tasks/plots.py"],
+                    "tasks/plots.py", "tasks/rm_labels.py"],
+    "rl_train": ["flows/rl_train.py", *_RL, "tasks/rl/reward.py", "tasks/rl/trainers.py", "tasks/rl/train.py",
+                 "tasks/strategies.py", "tasks/rms", "tasks/plots.py"],
+    "rl_eval": ["flows/rl_eval.py", *_RL, "tasks/rl/evaluate.py", "tasks/judge.py", "tasks/structured.py",
+                "tasks/plots.py"],
+    "report": ["flows/report.py", "tasks/report"],
 }

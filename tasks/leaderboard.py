@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import os
 from collections import defaultdict
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tasks.determinism import stable_rng
 from tasks.errors import ConfigError
 from tasks.strategies import EVALUATION_ONLY, STRATEGIES
 
@@ -49,12 +49,6 @@ def credits(rows: list[dict], policy: str) -> np.ndarray:
     return np.asarray(out, dtype=float)
 
 
-def stable_rng(seed: int, *names: str) -> np.random.Generator:
-    """Seeded by common.seed and the names only, so adding an RM leaves the others' CIs unchanged."""
-    digest = hashlib.sha256("\x1f".join(names).encode("utf-8")).digest()
-    return np.random.default_rng([int(seed), int.from_bytes(digest[:8], "little")])
-
-
 def boot_means(values: np.ndarray, rng: np.random.Generator, b: int) -> np.ndarray:
     """b bootstrap means (pairs resampled with replacement). A resample only changes how many of each
     distinct credit it holds, so draw those counts: the same distribution in O(b) memory."""
@@ -75,26 +69,39 @@ def _r4(x):
     return None if x is None else round(float(x), 4)
 
 
-def _row(rm, strategy, domain, n, estimate, rows, policy) -> dict:
+def position_a_rate(rows: list[dict]):
+    """Pairwise judges: share of verdicts for position A (0.5 = no position preference); None otherwise."""
+    known = [r["picked_a"] for r in rows if r.get("picked_a") is not None]
+    return _r4(sum(known) / len(known)) if known else None
+
+
+NO_LABELS = {"shares_llm_with": "", "in_distribution": False}
+
+
+def _row(rm, strategy, domain, n, estimate, rows, policy, labels=None) -> dict:
     acc, (lo, hi) = estimate
     return {"rm": rm, "strategy": strategy, "evaluation_only": strategy in EVALUATION_ONLY, "domain": domain,
             "n": int(n), "accuracy": _r4(acc), "ci_low": _r4(lo), "ci_high": _r4(hi),
             "ties": sum(map(_tie, rows)), "invalid": sum(map(_invalid, rows)),
-            "truncated": sum(bool(r["truncated"]) for r in rows), "tie_policy": policy}
+            "truncated": sum(bool(r["truncated"]) for r in rows), "tie_policy": policy,
+            "planner_failed_rows": sum(bool(r.get("planner_failed")) for r in rows),
+            "position_a_rate": position_a_rate(rows), **(labels or NO_LABELS)}
 
 
-def group_rows(rm: str, strategy: str, scores: list[dict], p: dict, seed: int) -> list[dict]:
-    """Leaderboard rows of one (rm, strategy): each domain, then micro, then macro."""
+def group_rows(rm: str, strategy: str, scores: list[dict], p: dict, seed: int,
+               labels: dict | None = None) -> list[dict]:
+    """Leaderboard rows of one (rm, strategy): each domain, then micro, then macro. `labels`: the
+    RM's tasks.rm_labels entry (shares_llm_with, in_distribution), repeated on every row."""
     by_domain = defaultdict(list)
     for r in scores:
         by_domain[r["domain"] or "unknown"].append(r)
     policy, b, ci = p["tie_policy"], int(p["bootstrap"]), float(p["ci"])
     values = {d: credits(rows, policy) for d, rows in sorted(by_domain.items())}
     boot = lambda v, name: boot_means(v, stable_rng(seed, rm, strategy, name), b) if len(v) else None  # noqa: E731
-    out = [_row(rm, strategy, d, len(v), _estimate(v, boot(v, d), ci), by_domain[d], policy)
+    out = [_row(rm, strategy, d, len(v), _estimate(v, boot(v, d), ci), by_domain[d], policy, labels)
            for d, v in values.items()]
     every = np.concatenate(list(values.values()))
-    out.append(_row(rm, strategy, MICRO, len(every), _estimate(every, boot(every, MICRO), ci), scores, policy))
+    out.append(_row(rm, strategy, MICRO, len(every), _estimate(every, boot(every, MICRO), ci), scores, policy, labels))
     counted = [v for v in values.values() if len(v)]   # a domain with no counted pair has no accuracy to average
     macro = (None, (None, None))
     if counted:   # resample within each domain, then average the domain means
@@ -102,16 +109,16 @@ def group_rows(rm: str, strategy: str, scores: list[dict], p: dict, seed: int) -
         means = np.mean([boot_means(v, rng, b) for v in counted], axis=0)
         lo, hi = np.quantile(means, [(1 - ci) / 2, (1 + ci) / 2])
         macro = (float(np.mean([v.mean() for v in counted])), (float(lo), float(hi)))
-    out.append(_row(rm, strategy, MACRO, sum(map(len, counted)), macro, scores, policy))
+    out.append(_row(rm, strategy, MACRO, sum(map(len, counted)), macro, scores, policy, labels))
     return out
 
 
-def leaderboard_rows(scores: list[dict], p: dict, seed: int) -> list[dict]:
+def leaderboard_rows(scores: list[dict], p: dict, seed: int, labels: dict | None = None) -> list[dict]:
     groups = defaultdict(list)
     for r in scores:
         groups[(r["rm"], r["strategy"])].append(r)
     keys = sorted(groups, key=lambda k: (k[0], _strategy_key(k[1])))
-    return [row for rm, s in keys for row in group_rows(rm, s, groups[(rm, s)], p, seed)]
+    return [row for rm, s in keys for row in group_rows(rm, s, groups[(rm, s)], p, seed, (labels or {}).get(rm))]
 
 
 def _position_bias(rows: list[dict]):
@@ -127,15 +134,19 @@ def leaderboard_metrics(rows: list[dict], scores: list[dict], p: dict) -> dict:
     for r in rows:
         entry = rms[r["rm"]].setdefault(r["strategy"], {
             "evaluation_only": r["evaluation_only"], "per_domain": {}, "pairs": len(by_group[(r["rm"], r["strategy"])]),
-            "position_bias": _position_bias(by_group[(r["rm"], r["strategy"])])})
+            "position_bias": _position_bias(by_group[(r["rm"], r["strategy"])]),
+            "position_a_rate": position_a_rate(by_group[(r["rm"], r["strategy"])])})
         acc = {"accuracy": r["accuracy"], "ci": [r["ci_low"], r["ci_high"]], "n": r["n"]}
         if r["domain"] in (MICRO, MACRO):
             entry[r["domain"]] = acc
-            entry.update(ties=r["ties"], invalid=r["invalid"], truncated=r["truncated"])
+            entry.update(ties=r["ties"], invalid=r["invalid"], truncated=r["truncated"],
+                         planner_failed_rows=r["planner_failed_rows"])
         else:
             entry["per_domain"][r["domain"]] = acc
+    labels = {r["rm"]: {"shares_llm_with": [x for x in r["shares_llm_with"].split(", ") if x],
+                        "in_distribution": r["in_distribution"]} for r in rows}
     return {"tie_policy": p["tie_policy"], "ci": p["ci"], "bootstrap": p["bootstrap"], "split": p["split"],
-            "rms": dict(rms)}
+            "rms": dict(rms), "labels": dict(sorted(labels.items()))}
 
 
 def _fmt(acc, lo, hi) -> str:
@@ -148,11 +159,23 @@ def format_table(rows: list[dict]) -> str:
     strategies = sorted({r["strategy"] for r in micro}, key=_strategy_key)
     cells = {(r["rm"], r["strategy"]): _fmt(r["accuracy"], r["ci_low"], r["ci_high"]) for r in micro}
     lines = [["rm", *map(label, strategies)]]
-    lines += [[rm, *(cells.get((rm, s), "-") for s in strategies)] for rm in sorted({r["rm"] for r in micro})]
+    lines += [[_rm_label(rm, micro), *(cells.get((rm, s), "-") for s in strategies)]
+              for rm in sorted({r["rm"] for r in micro})]
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     policy = micro[0]["tie_policy"] if micro else "?"
     title = f"micro accuracy [bootstrap CI], tie policy: {policy}"
-    return "\n".join([title, *("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)])
+    notes = [f"{r['rm']} / {r['strategy']}: {r['planner_failed_rows']} of {r['n']} pairs had no parsed plan "
+             "(scored with the question only)" for r in micro if r.get("planner_failed_rows")]
+    return "\n".join([title, *("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines),
+                      *notes])
+
+
+def _rm_label(rm: str, micro: list[dict]) -> str:
+    """The RM's name with its labels: in-distribution, or sharing its LLM with a judge."""
+    r = next(x for x in micro if x["rm"] == rm)
+    marks = (["in-distribution"] if r.get("in_distribution") else []) + \
+        ([f"shares LLM with {r['shares_llm_with']}"] if r.get("shares_llm_with") else [])
+    return f"{rm} [{'; '.join(marks)}]" if marks else rm
 
 
 def write_plot_data(rows: list[dict], path) -> Path:
@@ -242,8 +265,11 @@ def check_params(p: dict) -> dict:
 
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
-    """inputs: {rm: path of its SCORES Parquet}."""
-    from tasks.artifacts import read_table, write_json, write_table
+    """inputs: {rm: path of its SCORES Parquet}. params: leaderboard, common.seed, and what
+    tasks.rm_labels reads (llms, scoring.rms, the judges' keys) for the RM labels."""
+    from tasks.artifacts import read_table, write_table
+    from tasks.rm_labels import labels
+    from tasks.runlog import write_metrics
 
     p, seed = check_params(params["leaderboard"]), params["common"]["seed"]
     if not inputs:
@@ -253,10 +279,10 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
               and r["benchmark"] == p.get("benchmark", "personalised")]
     if not scores:
         raise ConfigError(f"leaderboard.split: no scored pairs in split '{p['split']}'")
-    rows = leaderboard_rows(scores, p, seed)
+    rows = leaderboard_rows(scores, p, seed, labels(params))
     metrics = leaderboard_metrics(rows, scores, p)
     write_table(rows, out["leaderboard"], "leaderboard")
-    write_json(metrics, out["metrics"])
+    write_metrics(metrics, out["metrics"])
     plot_accuracy(rows, out["plot_accuracy"])
     plot_domains(rows, p["heatmap_strategy"], out["plot_heatmap"])
     write_plot_data(rows, out["plot_data"])

@@ -46,7 +46,7 @@ def generate_pairs(questions, ranked, llm, p: dict, seed: int) -> list[dict]:
                       profile=format_profile(items[q["id"]], p["max_words_per_post"]))
         prompts += [render(p["chosen_prompt"], **common), render(p["rejected_prompt"], **common)]
     parsed = generate_parsed(llm, prompts, parse_answer(p["max_words"]), params, retries=p["parse_retries"],
-                             temperature_bump=p["temperature_bump"], progress="pairs")
+                             temperature_bump=p["temperature_bump"], progress="pairs", accept_truncated=False)
     generator = llm.backend.identity()
     rows = []
     for q, c, r in zip(questions, parsed[0::2], parsed[1::2]):
@@ -99,13 +99,21 @@ def _summary(rows: list[dict]) -> dict:
     }
 
 
-def pair_metrics(judged_by_source: dict[str, list[dict]]) -> dict:
+def pair_metrics(judged_by_source: dict[str, list[dict]], aspects: dict[str, int] | None = None) -> dict:
+    """Per source: overall and per-domain summaries; with `aspects` (question id -> number of gold
+    aspects) also the judge's unparseable verdicts per rubric size."""
+    from tasks.judge import unparseable_by_aspects
+
     out = {}
     for source, rows in sorted(judged_by_source.items()):
         per = defaultdict(list)
         for r in rows:
             per[r["domain"]].append(r)
         out[source] = {"overall": _summary(rows), "per_domain": {d: _summary(v) for d, v in sorted(per.items())}}
+        if aspects is not None:
+            out[source]["unparseable_by_aspects"] = unparseable_by_aspects(
+                [(aspects[r["question_id"]], r[f"judge_{side}"] is not None) for r in rows
+                 if r["chosen"] is not None and r["rejected"] is not None for side in ("chosen", "rejected")])
     return out
 
 
@@ -130,7 +138,8 @@ def plot_validity(metrics: dict, path) -> None:
 
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
-    from tasks.artifacts import read_table, write_json, write_table
+    from tasks.artifacts import read_table, write_table
+    from tasks.runlog import write_metrics
     from tasks.errors import ConfigError
     from tasks.judge import make_judge
     from tasks.resources import Resources
@@ -161,9 +170,10 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     write_table(select(judged[p["source"]], p["keep_invalid"]), out["selected_pairs"], "judged_pairs")
     metrics = {"selected_source": p["source"], "keep_invalid": p["keep_invalid"], "judge": judge.identity(),
                "generation_format_invalid": sum(not g["format_ok"] for g in generated),
-               **pair_metrics({k: v for k, v in judged.items() if v})}
+               **pair_metrics({k: v for k, v in judged.items() if v},
+                              {q: len(by_id[q]["rubric_aspects"]) for q in by_id})}
     metrics["selected_pairs"] = len(select(judged[p["source"]], p["keep_invalid"]))
     metrics["run"] = res.stats()
-    write_json(metrics, out["metrics"])
+    write_metrics(metrics, out["metrics"])
     plot_validity({k: metrics[k] for k in judged if k in metrics}, out["plot"])
     return metrics

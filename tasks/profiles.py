@@ -74,7 +74,9 @@ def run(p: dict, common: dict, inputs: dict, out: dict) -> dict:
     """Profiles stage end to end. Returns metrics, including embedding-cache counters."""
     from pathlib import Path
 
-    from tasks.artifacts import read_table, write_json, write_table
+    from tasks.artifacts import read_table, write_table
+
+    from tasks.runlog import write_metrics
 
     questions = read_table(inputs["questions"], "questions").to_pylist()
     profiles = read_table(inputs["profiles"], "profiles").to_pylist()
@@ -91,6 +93,6 @@ def run(p: dict, common: dict, inputs: dict, out: dict) -> dict:
     write_table(contexts, out["profile_context"], "profile_context")
     metrics = profile_metrics(ranked, contexts, questions)
     if cache:
-        metrics["run"] = {"embedding_cache_hits": cache.hits, "embedding_cache_misses": cache.misses}
-    write_json(metrics, out["metrics"])
+        metrics["run"] = {"embeddings": {"cache_hits": cache.hits, "encoded": cache.misses}}
+    write_metrics(metrics, out["metrics"])
     return metrics

@@ -87,7 +87,8 @@ def rubric_metrics(rows: list[dict], questions: list[dict], encoder, threshold: 
 
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
-    from tasks.artifacts import read_table, write_json, write_table
+    from tasks.artifacts import read_table, write_table
+    from tasks.runlog import write_metrics
     from tasks.resources import Resources
 
     p, res = params["rubrics"], Resources(params)
@@ -99,5 +100,5 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     write_table(rows, out["inferred_rubrics"], "inferred_rubrics")
     metrics = rubric_metrics(rows, questions, res.encoder(p["match_encoder"]), p["match_threshold"])
     metrics["run"] = res.stats()
-    write_json(metrics, out["metrics"])
+    write_metrics(metrics, out["metrics"])
     return metrics

@@ -109,6 +109,9 @@ SCORES = pa.schema([                     # one row per (RM, benchmark, strategy,
     ("order_consistent", pa.bool_()),     # pairwise judges only: same verdict in both orders
     ("input_hash_chosen", pa.string()),
     ("input_hash_rejected", pa.string()),
+    ("planner_failed", pa.bool_()),       # the planner's row never parsed: the RM saw the question only
+    ("chosen_position", pa.string()),     # pairwise judges: "A" | "B" (one seeded order per pair) | "both"
+    ("picked_a", pa.float64()),           # pairwise judges: share of verdicts for position A (0.5 = unbiased)
 ])
 
 LEADERBOARD = pa.schema([
@@ -124,6 +127,10 @@ LEADERBOARD = pa.schema([
     ("invalid", pa.int64()),
     ("truncated", pa.int64()),
     ("tie_policy", pa.string()),
+    ("planner_failed_rows", pa.int64()),  # pairs whose planner row never parsed (scored with the question only)
+    ("position_a_rate", pa.float64()),    # pairwise judges: share of verdicts for position A (0.5 = unbiased)
+    ("shares_llm_with", pa.string()),     # judges this RM shares its LLM with, e.g. "bon.judge" ("" = none)
+    ("in_distribution", pa.bool_()),      # the train_rm stage's RM: trained on pairs built like the benchmark's
 ])
 
 CORRELATION = pa.schema([                # one row per benchmark × downstream × metric
@@ -146,6 +153,7 @@ CORRELATION_POINTS = pa.schema([          # the raw (benchmark accuracy, downstr
     ("downstream", pa.string()),
     ("downstream_score", pa.float64()),
     ("downstream_rank", pa.int32()),
+    ("shares_llm_with", pa.string()),     # judges this RM shares its LLM with, e.g. "bon.judge" ("" = none)
 ])
 
 HUMAN_EVAL_KEY = pa.schema([             # the unblinding key: never shown to annotators
@@ -240,6 +248,36 @@ BON_CURVE = pa.schema([                # data/bon/curve.parquet
     ("n_questions", pa.int64()),
 ])
 
+RL_ANSWERS = pa.schema([               # data/rl/answers.parquet: one row per (policy, test question)
+    ("rm", pa.string()),               # the RM the policy was trained with, or "(untrained)" (the baseline)
+    ("baseline", pa.bool_()),
+    ("question_id", pa.string()),
+    ("domain", pa.string()),
+    ("split", pa.string()),
+    ("text", pa.string()),             # the greedy answer; null when the call failed
+    ("valid", pa.bool_()),
+    ("error", pa.string()),
+    ("answer_hash", pa.string()),
+    ("finish_reason", pa.string()),
+    ("judge_score", pa.float64()),     # the rubric judge (bon.judge) in [0, 1]; null: invalid answer or verdict
+    ("policy", pa.string()),           # the transformers backend's identity (weights hash)
+])
+
+RL_EVAL = pa.schema([                  # data/rl/eval.parquet: one row per policy
+    ("rm", pa.string()),
+    ("algorithm", pa.string()),        # ppo | grpo | rloo; null for the baseline
+    ("baseline", pa.bool_()),
+    ("mean_score", pa.float64()),      # mean judge score over the questions with one
+    ("ci_low", pa.float64()),          # percentile bootstrap over questions, seeded, the same resamples per row
+    ("ci_high", pa.float64()),
+    ("gain_over_baseline", pa.float64()),
+    ("questions", pa.int64()),
+    ("scored", pa.int64()),            # questions with a judge score
+    ("invalid_answers", pa.int64()),
+    ("reward_failures", pa.int64()),   # failed rewards dropped while training (null for the baseline)
+    ("policy", pa.string()),
+])
+
 SCHEMAS: dict[str, pa.Schema] = {
     "questions": QUESTIONS,
     "profiles": PROFILES,
@@ -262,6 +300,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     "bon_scores": BON_SCORES,
     "bon_per_question": BON_PER_QUESTION,
     "bon_curve": BON_CURVE,
+    "rl_answers": RL_ANSWERS,
+    "rl_eval": RL_EVAL,
 }
 
 

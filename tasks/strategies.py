@@ -22,22 +22,31 @@ def check(strategies) -> list[str]:
     return list(strategies)
 
 
+class Contexts(dict):
+    """question id -> context text, plus `failed`: the questions whose context could not be built
+    (a planner row that never parsed). Those map to "" (the RM sees the question only), so the
+    score rows mark them and the leaderboard counts them beside the accuracy."""
+
+    def __init__(self, items, failed=()):
+        super().__init__(items)
+        self.failed = frozenset(failed)
+
+
 def contexts(strategy: str, questions: dict[str, dict], profile_text: dict[str, str],
-             inferred: dict[str, list[str] | None]) -> dict[str, str]:
-    """question id -> context text for one strategy. A planner row that never parsed gives ""
-    (the RM then sees the question only); callers count those."""
+             inferred: dict[str, list[str] | None]) -> Contexts:
+    """question id -> context text for one strategy (see Contexts for the planner's failed rows)."""
     if strategy == "none":
-        return {q: "" for q in questions}
+        return Contexts({q: "" for q in questions})
     if strategy == "raw_profile":
-        return {q: f"My past posts:\n{profile_text.get(q, '')}" for q in questions}
+        return Contexts({q: f"My past posts:\n{profile_text.get(q, '')}" for q in questions})
     if strategy == "planner":
-        return {q: ("What I expect in an answer: " + "; ".join(inferred[q])) if inferred.get(q) else ""
-                for q in questions}
+        return Contexts({q: ("What I expect in an answer: " + "; ".join(inferred[q])) if inferred.get(q) else ""
+                         for q in questions}, failed=[q for q in questions if not inferred.get(q)])
     if strategy == "oracle":
-        return {q: "What I expect in an answer: " + "; ".join(a["aspect"] for a in questions[q]["rubric_aspects"])
-                for q in questions}
+        return Contexts({q: "What I expect in an answer: "
+                         + "; ".join(a["aspect"] for a in questions[q]["rubric_aspects"]) for q in questions})
     check([strategy])
-    return {}
+    return Contexts({})
 
 
 def pair_inputs(pairs: list[dict], questions: dict[str, dict], context: dict[str, str]) -> list[PairInput]:
@@ -45,7 +54,7 @@ def pair_inputs(pairs: list[dict], questions: dict[str, dict], context: dict[str
                       p["chosen"], p["rejected"]) for p in pairs]
 
 
-def load_contexts(strategy: str, questions_path: str, context_path: str, inferred_path: str | None) -> dict[str, str]:
+def load_contexts(strategy: str, questions_path: str, context_path: str, inferred_path: str | None) -> Contexts:
     """contexts() from the stage artifacts (questions, profile context, inferred rubrics)."""
     from pathlib import Path
 

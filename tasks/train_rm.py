@@ -5,7 +5,6 @@ Inputs are built by `tasks.rms.seq_cls.encode_many`, the function the scorer use
 pre-tokenized: BERT-style backbones have no EOS token for trl's own text path to append."""
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import tempfile
@@ -13,6 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tasks.determinism import deterministic, scrub_saved
 from tasks.errors import ConfigError
 from tasks.rms.seq_cls import SeqClsRM, encode_many
 from tasks.strategies import check, load_contexts
@@ -53,22 +53,6 @@ def _collator_class():
     return PairCollator
 
 
-@contextlib.contextmanager
-def deterministic(seed: int):
-    """Seeded and deterministic kernels for the run, restored afterwards (tests share the process)."""
-    import torch
-    from transformers import set_seed
-
-    before = torch.are_deterministic_algorithms_enabled()
-    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")   # what deterministic cuBLAS needs
-    set_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    try:
-        yield
-    finally:
-        torch.use_deterministic_algorithms(before)
-
-
 def train(backbone_path: str, tok, encoded: list, p: dict, seed: int, save_to: Path) -> dict:
     """Train on encoded (chosen, rejected) pairs; save model + tokenizer to `save_to`."""
     import torch
@@ -90,12 +74,15 @@ def train(backbone_path: str, tok, encoded: list, p: dict, seed: int, save_to: P
             remove_unused_columns=False,     # keep the segment-id columns for the collator
             activation_checkpointing=False,  # trl's default trades ~20% speed for memory small backbones do not need
             save_strategy="no", report_to="none", logging_strategy="epoch", disable_tqdm=True,
-            use_cpu=not torch.cuda.is_available(), dataloader_num_workers=0)
+            use_cpu=not torch.cuda.is_available(), dataloader_num_workers=0,
+            # trl defaults to bf16, which on a CPU runs a generic bf16 gemm many times slower than fp32
+            bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported())
         trainer = RewardTrainer(model=model, args=args, train_dataset=Dataset.from_dict(columns), processing_class=tok,
                                 data_collator=_collator_class()(pad_token_id=tok.pad_token_id))
         result = trainer.train()
         trainer.model.save_pretrained(save_to)   # weights + config only: no optimizer state, no checkpoints
         tok.save_pretrained(save_to)
+        scrub_saved(save_to)
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     return {"steps": result.global_step, "final_train_loss": round(losses[-1], 6) if losses else None,
             "mean_train_loss": round(result.training_loss, 6)}
@@ -111,14 +98,34 @@ def replace_dir(src: Path, dst: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def not_trained(out: dict) -> dict:
+    """`train_rm.splits: []`: the model folder holds only a note (a bradley-terry RM entry then
+    fails with a clear error), so the DAG still runs in a setting without training pairs."""
+    from tasks.runlog import write_metrics
+
+    target = Path(out["model"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    tmp.chmod(0o755)
+    (tmp / "NOT_TRAINED.txt").write_text("train_rm.splits is empty in this params file: no model was trained.\n")
+    replace_dir(tmp, target)
+    metrics = {"trained": False, "reason": "train_rm.splits is empty", "pairs_used": 0}
+    write_metrics(metrics, out["metrics"])
+    return metrics
+
+
 def run(params: dict, inputs: dict, out: dict) -> dict:
     from transformers import AutoTokenizer
 
-    from tasks.artifacts import read_table, tree_hash, write_json
+    from tasks.artifacts import read_table, tree_hash
+
+    from tasks.runlog import write_metrics
     from tasks.encoders import resolve_model
 
     p, seed, start = params["train_rm"], int(params["common"]["seed"]), time.perf_counter()
     check([p["strategy"]])
+    if not p["splits"]:   # a setting with no training pairs (the released benchmark is test only)
+        return not_trained(out)
     pairs = read_train_pairs(inputs["selected_pairs"], p["splits"])
     if not pairs:
         raise ConfigError(f"train_rm.splits: no selected pairs in splits {p['splits']} "
@@ -147,6 +154,6 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
                "empty_context_pairs": sum(not context.get(x["question_id"]) for x in pairs),
                "truncated_inputs": sum(e.truncated for e in encoded), "epochs": p["epochs"], **stats,
                "train_accuracy": round(sum(wins) / len(wins), 6), "backbone": backbone_id,
-               "model_hash": tree_hash([target]), "seconds": round(time.perf_counter() - start, 1)}
-    write_json(metrics, out["metrics"])
+               "model_hash": tree_hash([target]), "run": {"seconds": round(time.perf_counter() - start, 1)}}
+    write_metrics(metrics, out["metrics"])
     return metrics

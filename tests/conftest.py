@@ -27,6 +27,15 @@ def pytest_sessionfinish(session, exitstatus):
     shutil.rmtree(_PREFECT_HOME, ignore_errors=True)
 
 
+@pytest.hookimpl(tryfirst=True)   # before `-m "not slow"` deselects
+def pytest_collection_modifyitems(config, items):
+    """A test on the Prefect harness starts a server (the ephemeral API: 10-120 s to come up), so it is
+    slow even where a new test forgot the marker: `make test-fast` never waits for that server."""
+    for item in items:
+        if "prefect_harness" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def prefect_harness():
     from prefect.testing.utilities import prefect_test_harness

@@ -11,17 +11,25 @@ from tests.conftest import ROOT, SAMPLE
 DUMMY = {"backend": "dummy", "model": "dummy"}
 
 
-def make_project(root: Path, *, configs=("Lifestyle_and_Personal_Development",), splits=("test",),
-                 limit: int | None = 3, llm: dict | None = None) -> dict:
-    """Ingest part of the bundled sample and rank profiles with bm25 (no model load);
-    params.yaml points the LLM stages at `llm` (default: the dummy backend)."""
+def project_params(root: Path, *, configs=("Lifestyle_and_Personal_Development",), splits=("test",),
+                   limit: int | None = 3, llm: dict | None = None) -> dict:
+    """params.yaml of a project on part of the bundled sample, written to `root`: bm25 retrieval
+    (no model load), the LLM stages pointed at `llm` (default: the dummy backend)."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["common"]["cache_dir"] = str(root / "cache")
     params["ingest"].update(path=str(SAMPLE / "rewardbench"), configs=list(configs), splits=list(splits),
                             limit_per_split=limit)
     params["profiles"]["retriever"] = "bm25"
     use_test_llm(params, llm or DUMMY, splits)
-    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    save_params(root, params)
+    return params
+
+
+def make_project(root: Path, *, configs=("Lifestyle_and_Personal_Development",), splits=("test",),
+                 limit: int | None = 3, llm: dict | None = None) -> dict:
+    """Ingest part of the bundled sample and rank profiles with bm25 (no model load);
+    params.yaml points the LLM stages at `llm` (default: the dummy backend)."""
+    params = project_params(root, configs=configs, splits=splits, limit=limit, llm=llm)
     out_ingest = {k: str(root / v) for k, v in layout.INGEST.items()}
     ingest.run(params["ingest"], out_ingest)
     out_prof = {k: str(root / v) for k, v in layout.PROFILES.items()}

@@ -1,5 +1,6 @@
 """The correlation flow under a real (test-harness) Prefect server: reads every RM's scores and
 the BoN table from the project, writes its outputs, and is served from cache on a rerun."""
+import pytest
 import yaml
 
 from tasks import layout
@@ -7,6 +8,7 @@ from tests.test_correlation_stage import P, write_bon, write_scores
 
 
 
+@pytest.mark.slow
 def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
     from flows.correlation import correlation_flow

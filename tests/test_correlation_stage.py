@@ -83,7 +83,7 @@ def test_agreeing_and_reversed_benchmarks(tmp_path):
     points = pq.read_table(tmp_path / "out/points.parquet").to_pylist()
     a = next(p for p in points if p["rm"] == "a" and p["benchmark"] == "personalised")
     assert a == {"rm": "a", "benchmark": "personalised", "accuracy": 0.9, "benchmark_rank": 1, "downstream": "bon",
-                 "downstream_score": pytest.approx(0.899), "downstream_rank": 1}
+                 "downstream_score": pytest.approx(0.899), "downstream_rank": 1, "shares_llm_with": ""}
     assert {p["rm"] for p in points} == set(RMS)
     assert (tmp_path / "out/correlation.png").stat().st_size > 0
     assert json.loads((tmp_path / "out/correlation.json").read_text())["conventions"]["ndcg_gain"].startswith("gain =")

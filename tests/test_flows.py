@@ -1,14 +1,18 @@
-"""The stage flows under a real (test-harness) Prefect server: outputs, cross-run caching, and
-recomputation when a cached output was removed."""
+"""The stage flows under a real (test-harness) Prefect server: outputs, cross-run caching,
+recomputation when a cached output was removed, and the whole in-process pipeline (every dvc.yaml
+stage, per-RM fan-out, dependency order, stop at the first failure)."""
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tasks.artifacts import file_hash
+from tasks import layout
+from tasks.artifacts import file_hash, read_table
 from tests.conftest import ROOT, ingest_params, make_row, write_json_rows
-from tests.stage_project import DUMMY, use_test_llm
+from tests.test_llm_transformers import build_tiny_llama
+from tests.stage_project import DUMMY, project_params, save_params, use_test_llm
 
 
 @pytest.fixture
@@ -26,6 +30,7 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_pipeline_flow_runs_caches_and_repairs(project, prefect_harness):
     from flows.common import main
     from flows.pipeline import pipeline
@@ -47,6 +52,7 @@ def test_pipeline_flow_runs_caches_and_repairs(project, prefect_harness):
     assert {p: file_hash(p) for p in hashes} == hashes
 
 
+@pytest.mark.slow
 def test_flow_failure_is_reported_not_raised(project, prefect_harness, capsys):
     from flows.common import main
     from flows.ingest import ingest_flow
@@ -54,3 +60,118 @@ def test_flow_failure_is_reported_not_raised(project, prefect_harness, capsys):
     write_json_rows(project / "raw" / "Lifestyle_and_Personal_Development_test.json", [make_row(0, question="")])
     assert main(ingest_flow) == 1
     assert "row 0 (id=1_0_0): field 'question': empty" in capsys.readouterr().err
+
+
+# --- the whole pipeline in one process (`prbench run --no-dvc`) on tiny params -------------------
+
+CONFIGS = ("Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture")
+
+
+def _tiny_pipeline_project(root: Path) -> dict:
+    """The default params, shrunk: 1 sample question per domain and split, bm25, one short training
+    epoch, 2 BoN samples, fewer resamples, and every LLM (planner, pair writer, generic answers, proxy
+    annotator, BoN policy, the judge RMs) the dummy backend."""
+    shutil.copytree(ROOT / "prompts", root / "prompts")   # a project folder carries its prompts, as the repo does
+    params = project_params(root, configs=CONFIGS, splits=("train", "test"), limit=1)
+    shrink = lambda group, **values: group.update({k: v for k, v in values.items() if k in group})  # noqa: E731
+    shrink(params["train_rm"], epochs=1, max_length=128)
+    shrink(params["bon"], n=2, max_k=2, bootstrap=200)
+    shrink(params["leaderboard"], bootstrap=200)
+    shrink(params["correlation"], bootstrap=200, permutations=999)
+    if "rl" in params:   # no RM trains a policy here (tests/test_rl.py does): each gets its record, and
+        shrink(params["rl"], rms=[], max_words=10)   # the untrained policy, a tiny random Llama, answers
+        shrink(params["rl"].get("policy", {}), model=str(build_tiny_llama(root / "tiny-policy", max_positions=4096)))
+        shrink(params["rl"].get("eval", {}), questions_limit=1, max_tokens=8, bootstrap=200)
+    params["generic_pairs"]["llm"] = params["human_eval"]["proxy_llm"] = params["bon"]["policy_llm"] = "test-llm"
+    for entry in params["scoring"]["rms"].values():
+        if "llm" in entry:
+            entry["llm"] = "test-llm"
+    save_params(root, params)
+    return params
+
+
+def _dvc_stages(rms) -> dict:
+    """dvc.yaml's stages, foreach expanded over `rms`: {(stage, rm or None): (deps, outs)}."""
+    def paths(entries, key):
+        named = {e if isinstance(e, str) else next(iter(e)) for e in entries or []}
+        return {p.replace("${key}", key or "") for p in named}
+
+    stages = {}
+    for name, spec in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
+        for rm, body in ([(rm, spec["do"]) for rm in rms] if "foreach" in spec else [(None, spec)]):
+            deps = {d for d in paths(body.get("deps"), rm) if "${" not in d}
+            outs = set().union(*(paths(body.get(k), rm) for k in ("outs", "metrics", "plots")))
+            stages[(name, rm)] = (deps, outs)
+    return stages
+
+
+def _subflow_runs(state) -> list[tuple[tuple[str, str | None], str]]:
+    """The pipeline run's stage runs as Prefect recorded them, in start order: ((stage, rm), state type)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterParentFlowRunId
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    parent = FlowRunFilterParentFlowRunId(any_=[state.state_details.flow_run_id])
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(parent_flow_run_id=parent),
+                                     sort=FlowRunSort.START_TIME_ASC, limit=200)
+        names = {f.id: f.name for f in client.read_flows(limit=200)}
+    return [((names[r.flow_id], r.parameters.get("rm")), r.state.type.value) for r in runs]
+
+
+def _assert_dependency_order(ran: list, stages: dict) -> None:
+    """Every stage started after each stage that writes one of its deps (a file, or a folder of outs)."""
+    for i, stage in enumerate(ran):
+        for dep in stages[stage][0]:
+            producers = {s for s, (_, outs) in stages.items()
+                         if any(o == dep or o.startswith(dep + "/") for o in outs)}
+            assert producers <= set(ran[:i]), f"{stage} ran before {sorted(producers - set(ran[:i]))} (dep {dep})"
+
+
+@pytest.mark.slow
+def test_whole_pipeline_fans_out_per_rm_in_dag_order_and_stops_at_the_first_failure(
+        tmp_path, monkeypatch, prefect_harness, capsys):
+    from flows.common import main
+    from flows.pipeline import pipeline
+
+    params = _tiny_pipeline_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    rms = sorted(params["scoring"]["rms"])
+    stages = _dvc_stages(rms)
+
+    # 1. a bad entry for one RM: the pipeline stops there, as Failed, with the stage's one-line reason
+    good = dict(params["scoring"]["rms"]["random"])
+    params["scoring"]["rms"]["random"] = {**good, "sed": 1}
+    save_params(tmp_path, params)
+    state = pipeline(return_state=True)
+    assert state.is_failed() and state.message.startswith("score: scoring.rms.random.sed: not an option")
+    failed_run = _subflow_runs(state)
+    assert failed_run[-1] == (("score", "random"), "FAILED")
+    assert all(kind == "COMPLETED" for _, kind in failed_run[:-1])
+    later = {s for s in stages if s not in {stage for stage, _ in failed_run}}
+    assert ("leaderboard", None) in later and ("score", "similarity") in later and ("bon_sample", None) in later
+    assert not any(Path(o).exists() for s in later for o in stages[s][1]), "nothing after the failure ran"
+    assert main(pipeline) == 1 and "score: scoring.rms.random.sed" in capsys.readouterr().err
+    before = {p: Path(p).stat().st_mtime_ns for s, _ in failed_run[:-1] for p in stages[s][1] if Path(p).is_file()}
+
+    # 2. fixed: every dvc.yaml stage runs once (per-RM ones once per RM), in an order dvc.yaml allows
+    params["scoring"]["rms"]["random"] = good
+    save_params(tmp_path, params)
+    state = pipeline(return_state=True)
+    assert state.is_completed(), state.message
+    runs = _subflow_runs(state)
+    ran = [stage for stage, _ in runs]
+    assert all(kind == "COMPLETED" for _, kind in runs), runs
+    assert sorted(ran, key=str) == sorted(stages, key=str), "the in-process pipeline runs dvc.yaml's stages"
+    _assert_dependency_order(ran, stages)
+    assert ran[:len(failed_run)] == [stage for stage, _ in failed_run], "the same order as before the failure"
+    assert {p: Path(p).stat().st_mtime_ns for p in before} == before, "stages before the failure: from the cache"
+
+    for rm in rms:   # the fan-out: each RM's own scores, every strategy, and its own BoN scores
+        scores = read_table(layout.scores(rm)["scores"], "scores").to_pylist()
+        assert {r["rm"] for r in scores} == {rm} and scores
+        assert {r["strategy"] for r in scores if r["benchmark"] == "personalised"} == set(params["scoring"]["strategies"])
+        assert Path(layout.bon_scores(rm)["scores"]).exists()
+    board = read_table(layout.LEADERBOARD["leaderboard"], "leaderboard").to_pylist()
+    assert {r["rm"] for r in board} == set(rms)
+    assert all(Path(o).exists() for _, outs in stages.values() for o in outs)

@@ -67,8 +67,8 @@ def use_llm(monkeypatch, llm):
     monkeypatch.setattr(Resources, "llm", lambda self, name: llm)
 
 
-def test_dummy_proxy_replies_are_invalid_and_counted_never_defaulted(project):
-    root, params = project
+def test_dummy_proxy_replies_are_invalid_and_counted_never_defaulted(tmp_path):
+    root, params = tmp_path, he_project(tmp_path, proxy_limit=5)   # its own LLM cache: the call count below is exact
     m = run_stage(root, params)   # no annotations yet: the proxy (the dummy backend) rates
     assert m["source"] == "llm-proxy" and m["human"] is None
     proxy = m["llm-proxy"]
@@ -80,8 +80,10 @@ def test_dummy_proxy_replies_are_invalid_and_counted_never_defaulted(project):
     assert all(not r["valid"] and r["raw_text"] and r["error"].startswith("parse:") and r["attempts"] == 3
                for r in replies)
     assert proxy["parity"]["verdict"] == "insufficient data"
-    assert m["run"]["llm:test-llm"]["calls"] == 30   # 10 forms × (1 + 2 retries)
+    assert (m["run"]["llm:test-llm"]["calls"], m["run"]["llm:test-llm"]["cache_hits"]) == (30, 0)   # 10 forms × (1 + 2 retries)
     assert (root / LAYOUT["plot"]).exists()
+    again = run_stage(root, params)["run"]["llm:test-llm"]   # a rerun asks the cache, not the backend
+    assert (again["calls"], again["cache_hits"]) == (0, 30)
 
 
 def test_scripted_proxy_ratings_parse_with_bounded_retries(project, monkeypatch):
@@ -166,6 +168,7 @@ def test_unknown_proxy_mode_is_a_config_error(project):
         run_stage(root, {**params, "human_eval": {**params["human_eval"], "proxy": "sometimes"}})
 
 
+@pytest.mark.slow
 def test_flow_runs_under_prefect(project, prefect_harness, monkeypatch):
     from flows.common import main
 
@@ -178,8 +181,3 @@ def test_flow_runs_under_prefect(project, prefect_harness, monkeypatch):
     assert main(human_eval_flow) == 0
     assert json.loads((root / LAYOUT["metrics"]).read_text())["source"] == "llm-proxy"
     assert all(Path(f).exists() for f in outputs(root).values())
-
-
-# proposed layout.CODE["human_eval"]
-FLOW_CODE = ["flows/human_eval.py", "tasks/human_eval", "tasks/structured.py", "tasks/prompts.py",
-             "tasks/plots.py", "tasks/resources.py", "tasks/llm"]

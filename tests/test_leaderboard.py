@@ -1,6 +1,7 @@
 """The leaderboard: tie policies, invalid rows as wrong, micro vs macro, bootstrap CIs that are
 reproducible and per-RM stable, the oracle flagged, and schema-valid, byte-stable outputs."""
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -143,28 +144,66 @@ def _scores():
             + outcomes("judge", right=3, strategy="raw_profile", domain="Society", consistent=True)}
 
 
+EXACT_B = 20001   # (B - 1) * 0.025 is whole: np.quantile lands on one resample, no interpolation
+
+
+def exact_ci(domains: list[tuple[int, int]], level: float = 0.95) -> list[float]:
+    """The percentile-bootstrap CI without resampling: resampling n 0/1 credits of which k are 1 gives
+    Binomial(n, k/n) ones, so the bootstrap mean has that law over n (macro: the mean of independent
+    per-domain ones). domains: [(credits, pairs)]. Each quantile must sit clear of a jump of the CDF,
+    so EXACT_B seeded resamples land on it (sd of an empirical CDF there: ~0.0011)."""
+    from scipy.stats import binom
+
+    dist = {Fraction(0): 1.0}
+    for k, n in domains:
+        pmf = binom.pmf(range(n + 1), n, k / n)
+        new: dict = {}
+        for a, pa in dist.items():
+            for j, pj in enumerate(pmf):
+                new[a + Fraction(j, n)] = new.get(a + Fraction(j, n), 0.0) + pa * pj
+        dist = new
+    values, cdf, total = sorted(dist), [], 0.0
+    for v in values:
+        total += dist[v]
+        cdf.append(total)
+    out = []
+    for q in ((1 - level) / 2, (1 + level) / 2):
+        i = next(i for i, c in enumerate(cdf) if c >= q)
+        assert min(cdf[i] - q, q - (cdf[i - 1] if i else 0.0)) > 0.004, (domains, q)
+        out.append(round(float(values[i] / len(domains)), 4))
+    return out
+
+
 def test_run_writes_schema_valid_outputs_with_stable_bytes(tmp_path):
-    metrics, out = _stage(tmp_path / "one", _scores())
+    metrics, out = _stage(tmp_path / "one", _scores(), bootstrap=EXACT_B)
     table = read_table(out["leaderboard"], "leaderboard")          # validates against the schema
     assert pq.read_schema(out["leaderboard"]).metadata[b"prbench.schema"] == b"leaderboard"
     assert table.num_rows == 4 + 3 + 4   # domains + micro + macro per (rm, strategy)
     assert json.loads(Path(out["metrics"]).read_text()) == metrics
     rm = metrics["rms"]["bm25-rm"]["none"]
     assert set(rm) == {"evaluation_only", "micro", "macro", "per_domain", "pairs", "ties", "invalid",
-                       "truncated", "position_bias"}
-    assert rm["micro"] == {"accuracy": round(8 / 15, 4), "ci": rm["micro"]["ci"], "n": 15} and rm["pairs"] == 15
+                       "truncated", "position_bias", "position_a_rate", "planner_failed_rows"}
+    # CIs as computed independently: Art 6 of 10 (the tie is wrong under strict), Society 2 of 5 (invalid is wrong)
+    assert rm["micro"] == {"accuracy": round(8 / 15, 4), "ci": exact_ci([(8, 15)]), "n": 15} and rm["pairs"] == 15
+    assert rm["macro"] == {"accuracy": 0.5, "ci": exact_ci([(6, 10), (2, 5)]), "n": 15}
+    assert rm["per_domain"] == {"Art": {"accuracy": 0.6, "ci": exact_ci([(6, 10)]), "n": 10},
+                                "Society": {"accuracy": 0.4, "ci": exact_ci([(2, 5)]), "n": 5}}
+    assert metrics["rms"]["bm25-rm"]["oracle"]["micro"]["ci"] == exact_ci([(9, 10)])
+    assert metrics["rms"]["judge"]["raw_profile"]["macro"]["ci"] == exact_ci([(5, 10), (3, 3)])
+    board = {(r["rm"], r["strategy"], r["domain"]): [r["ci_low"], r["ci_high"]] for r in table.to_pylist()}
+    assert board[("bm25-rm", "none", "micro")] == exact_ci([(8, 15)])
     assert (rm["ties"], rm["invalid"], rm["position_bias"]) == (1, 1, None)
     assert metrics["rms"]["bm25-rm"]["oracle"]["evaluation_only"] is True
     assert metrics["rms"]["judge"]["raw_profile"]["position_bias"] == round(10 / 13, 4)
     assert {k: metrics[k] for k in ("tie_policy", "ci", "bootstrap", "split")} == \
-        {"tie_policy": "strict", "ci": 0.95, "bootstrap": 500, "split": "test"}
+        {"tie_policy": "strict", "ci": 0.95, "bootstrap": EXACT_B, "split": "test"}
     csv = Path(out["plot_data"]).read_text().splitlines()
     assert csv[0] == "rm,strategy,evaluation_only,accuracy,ci_low,ci_high" and len(csv) == 4
     assert csv[2].startswith("bm25-rm,oracle,true,0.9000,")
     for key in ("plot_accuracy", "plot_heatmap"):
         assert Path(out[key]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
-    _, again = _stage(tmp_path / "two", _scores())
+    _, again = _stage(tmp_path / "two", _scores(), bootstrap=EXACT_B)
     assert {k: file_hash(v) for k, v in out.items()} == {k: file_hash(v) for k, v in again.items()}
 
 
@@ -180,6 +219,7 @@ def test_heatmap_without_the_strategy_still_writes_a_plot(tmp_path):
     assert Path(out["plot_heatmap"]).stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
     from flows.leaderboard import leaderboard_flow

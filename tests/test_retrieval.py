@@ -1,9 +1,11 @@
 """Retrieval ranks a user's own posts; a planted relevant post comes first, and item ids stay
 with their own texts (the authors' release re-pairs ids from the original order with texts from
 the ranked order — these tests fail on that bug)."""
+import numpy as np
 import pytest
 
 from tasks.profiles import format_profile, rank_profiles
+from tests.conftest import SAMPLE
 
 PLANT = "Sourdough starter keeps dying: my sourdough starter smells of acetone after feeding, what ratio of flour and water?"
 FILLER = ["Which tent for a rainy week in Scotland with two kids?",
@@ -83,3 +85,21 @@ def test_embedding_cache_counts_hits(tmp_path):
     second = again.encode(["a dog", "a cat"])
     assert (again.cache.hits, again.cache.misses) == (2, 0)
     assert (second == first[[1, 0]]).all()
+
+
+def test_embeddings_do_not_depend_on_batch_mates_or_cache_state(tmp_path):
+    """A vector is the same bit for bit whether its text was encoded alone, among texts of other
+    lengths, or read back from a cache that a different set of texts filled."""
+    import json
+
+    from tasks.encoders import EmbeddingCache, Encoder
+
+    rows = json.loads((SAMPLE / "lamp_qa" / "Art_and_Entertainment_test.json").read_text())
+    texts = [it["text"] for r in rows[:3] for it in r["profile"]][:40]
+    enc = Encoder("embedded:all-MiniLM-L6-v2", batch_size=8)
+    together = enc.encode(texts)
+    alone = np.stack([enc.encode([t])[0] for t in texts[:12]])
+    assert (together[:12] == alone).all()
+    warm = Encoder("embedded:all-MiniLM-L6-v2", batch_size=8, cache=EmbeddingCache(tmp_path / "emb.sqlite"))
+    warm.encode(texts[5:25:2])   # a different history: some texts cached, computed with other batch mates
+    assert (warm.encode(texts) == together).all()

@@ -47,10 +47,14 @@ def test_similarity_reads_the_context():
     from tasks.encoders import Encoder
 
     rm = make_rm("sim", {"kind": "similarity"}, Res(encoder=Encoder("embedded:all-MiniLM-L6-v2")))
-    pair = PairInput("q", "What should I cook tonight?", "My past posts: I am vegan and cook lentils and tofu.",
-                     "Try a lentil and tofu curry.", "Try a steak with butter.")
-    (s,) = rm.score_pairs([pair])
-    assert s.chosen.score > s.rejected.score
+    curry, steak = "Try a lentil and tofu curry.", "Try a steak with butter."
+    vegan = PairInput("q", "What should I cook tonight?", "My past posts: I am vegan and cook lentils and tofu.",
+                      curry, steak)
+    griller = PairInput("q", "What should I cook tonight?",   # same question and answers, the other user
+                        "My past posts: I grill steak every weekend and love butter.", curry, steak)
+    (v, g) = rm.score_pairs([vegan, griller])
+    assert v.chosen.score > v.rejected.score, "the vegan's context prefers the curry"
+    assert g.chosen.score < g.rejected.score, "the griller's context flips it to the steak"
 
 
 class ScriptedLLM:

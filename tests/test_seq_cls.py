@@ -72,12 +72,12 @@ def test_score_pairs_and_hash_of_exact_ids(rm):
     assert ps.chosen.score != ps.rejected.score and not ps.chosen.truncated
 
 
-def test_truncation_cuts_the_context_from_the_left_never_the_answer(rm):
+def test_truncation_keeps_the_start_of_the_context_never_cuts_the_answer(rm):
     tok, q, a = rm.tok, "How do I save money?", "Cook at home and track every expense weekly."
     context = " ".join(f"w{k}" for k in range(200))
     enc = encode_answer(tok, q, context, a, 64)
     assert enc.truncated and len(enc.ids) <= 64
-    assert enc.user.startswith(q + "\n\n") and enc.user.endswith("w199") and "w0 " not in enc.user
+    assert enc.user.startswith(q + "\n\nw0 w1 ") and "w199" not in enc.user   # a context without posts: its end goes
     answer_ids = tok(a, add_special_tokens=False)["input_ids"]
     assert enc.answer == a and enc.ids[-len(answer_ids) - 1:-1] == answer_ids   # whole, before the final [SEP]
     fits = encode_answer(tok, q, "short context", a, 64)
@@ -120,9 +120,27 @@ def test_remote_code_is_refused_without_the_entry_opting_in(tmp_path):
     assert "scoring.rms.my-rm" in msg and "trust_remote_code: true" in msg and "\n" not in msg
 
 
-def test_identity_names_kind_model_revision_and_weights(rm, head):
-    ident = rm.identity()
-    assert ident.startswith(f"seq-cls:{head}@default:") and len(ident.rsplit(":", 1)[1]) == 16
+def _weights_id(folder) -> str:
+    """The weights file's own hash, as a location-free hash of (file name, content): what the identity promises."""
+    from pathlib import Path
+
+    digest = hashlib.sha256(Path(folder, "model.safetensors").read_bytes()).hexdigest()
+    return hashlib.sha256(b"model.safetensors\0" + digest.encode() + b"\0").hexdigest()[:16]
+
+
+def test_identity_names_kind_model_revision_and_weights(rm, head, tmp_path):
+    import shutil
+
+    assert rm.identity() == f"seq-cls:{head}@default:{_weights_id(head)}"
+    copy = shutil.copytree(head, tmp_path / "copy")
+    pinned = make_rm("mini", {"kind": "seq-cls", "model": str(copy), "revision": "v2", "max_length": 96}, None)
+    assert pinned.identity() == f"seq-cls:{copy}@v2:{_weights_id(head)}"   # same weights elsewhere: same hash
+    with open(copy / "model.safetensors", "r+b") as fh:                    # one byte of the weights changes
+        fh.seek(-1, 2)
+        last = fh.read(1)[0]
+        fh.seek(-1, 2)
+        fh.write(bytes([last ^ 1]))
+    assert pinned.identity() == f"seq-cls:{copy}@v2:{_weights_id(copy)}" and _weights_id(copy) != _weights_id(head)
 
 
 def test_bradley_terry_without_a_trained_model_says_to_run_train_rm(tmp_path, monkeypatch):
@@ -189,5 +207,6 @@ def test_internlm2_builds_user_assistant_chats_and_passes_the_entry_trust(head, 
     assert chats["Q1?"] == [{"role": "user", "content": "Q1?"}, {"role": "assistant", "content": "short"}]
     assert chats["Q3?\n\nctx"][1]["content"] == "mid answer"
     cut = next(c for k, c in chats.items() if k.startswith("Q2?"))
-    assert scores[1].truncated and cut[0]["content"].endswith("w79") and cut[1]["content"] == "a much longer answer"
+    assert scores[1].truncated and cut[0]["content"].startswith("Q2?\n\nw0 w1") and "w79" not in cut[0]["content"]
+    assert cut[1]["content"] == "a much longer answer"
     assert all(len(b) <= 2 for b in model.calls)

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tasks import ingest
-from tasks.errors import ConfigError
+from tasks.errors import ConfigError, DataErrors
 from tests.conftest import ingest_params, make_row, write_json_rows
 
 ROWS = [make_row(i) for i in range(3)]
@@ -45,9 +45,13 @@ def test_released_benchmark_layout_emits_pairs(tmp_path):
 
 
 def test_layout_rewardbench_requires_pairs(tmp_path):
-    write_json_rows(tmp_path / "Society_and_Culture_test.json", ROWS)
-    with pytest.raises(Exception, match="field 'chosen': missing"):
+    path = write_json_rows(tmp_path / "Society_and_Culture_test.json", ROWS)
+    with pytest.raises(DataErrors) as err:
         _tables(tmp_path, layout="rewardbench")
+    # every row's both missing answers at once, each naming file, row, id and field
+    assert [(e.file, e.row, e.row_id, e.field, e.message) for e in err.value.errors] == [
+        (str(path), i, f"1_0_{i}", field, "missing") for i in range(3) for field in ("chosen", "rejected")]
+    assert str(err.value).splitlines()[0] == f"{path}: row 0 (id=1_0_0): field 'chosen': missing"
 
 
 def test_filters_configs_splits_and_limit(tmp_path):

@@ -124,6 +124,7 @@ def test_quarantine_keeps_good_rows_and_reports_bad(tmp_path):
     assert metrics["quarantine_reasons"] == {"id": 1, "profile": 1, "question": 1}
 
 
+@pytest.mark.slow
 def test_stage_command_prints_no_traceback(tmp_path):
     """The real stage process: exit 1, one line, no traceback, no outputs."""
     import subprocess

@@ -24,7 +24,9 @@ def judge_candidates(samples: list[dict], questions: dict[str, dict], judge) -> 
             for (q, h, _), v in zip(todo, verdicts)]
 
 
-def judge_metrics(rows: list[dict], samples: list[dict]) -> dict:
+def judge_metrics(rows: list[dict], samples: list[dict], questions: dict[str, dict] | None = None) -> dict:
+    from tasks.judge import unparseable_by_aspects
+
     domain = {r["question_id"]: r["domain"] for r in samples}
     per = defaultdict(list)
     for r in rows:
@@ -36,12 +38,17 @@ def judge_metrics(rows: list[dict], samples: list[dict]) -> dict:
                 "mean_score": round(sum(scores) / len(scores), 4) if scores else None}
 
     valid_samples = sum(r["valid"] for r in samples)
-    return {**summary(rows), "valid_samples": valid_samples, "duplicate_answers": valid_samples - len(rows),
-            "per_domain": {d: summary(rs) for d, rs in sorted(per.items())}}
+    out = {**summary(rows), "valid_samples": valid_samples, "duplicate_answers": valid_samples - len(rows),
+           "per_domain": {d: summary(rs) for d, rs in sorted(per.items())}}
+    if questions is not None:   # a reply budget too small for long rubrics shows up at large sizes
+        out["unparseable_by_aspects"] = unparseable_by_aspects(
+            [(len(questions[r["question_id"]]["rubric_aspects"]), r["valid"]) for r in rows])
+    return out
 
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
-    from tasks.artifacts import read_table, write_json, write_table
+    from tasks.artifacts import read_table, write_table
+    from tasks.runlog import write_metrics
     from tasks.bon import JUDGE_PARAMS, bon_params
     from tasks.judge import make_judge
     from tasks.resources import Resources
@@ -53,6 +60,6 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     questions = {q["id"]: q for q in read_table(inputs["questions"], "questions").to_pylist() if q["id"] in wanted}
     rows = judge_candidates(samples, questions, judge)
     write_table(rows, out["judged"], "bon_judged")
-    metrics = {"judge": judge.identity(), **judge_metrics(rows, samples), "run": res.stats()}
-    write_json(metrics, out["metrics"])
+    metrics = {"judge": judge.identity(), **judge_metrics(rows, samples, questions), "run": res.stats()}
+    write_metrics(metrics, out["metrics"])
     return metrics

@@ -6,13 +6,13 @@ The curve and plot report `expected` (every size-k subset: lower variance); `fir
 release's rule) is kept beside it in both tables for comparison."""
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections import defaultdict
 
 import numpy as np
 
 from tasks.bon.select import METHODS, best_of_k, pool_size, uniform_pick, usable
+from tasks.determinism import stable_rng
 from tasks.errors import ConfigError
 
 ORACLE, RANDOM, ALL = "(oracle)", "(random)", "all"
@@ -23,13 +23,6 @@ def ks_for(n: int, max_k: int) -> tuple[list[int], list[int]]:
     """(powers of two up to max_k that are <= N, those skipped because k > N)."""
     powers = [2 ** e for e in range(max(int(max_k), 1).bit_length()) if 2 ** e <= max_k]
     return [k for k in powers if k <= n], [k for k in powers if k > n]
-
-
-def stable_rng(seed: int, *names: str) -> np.random.Generator:
-    """Seeded by common.seed and the domain only: every line (RM, method) of a domain is resampled
-    with the same question draws, so lines compare on equal terms and adding an RM changes no CI."""
-    digest = hashlib.sha256("\x1f".join(names).encode("utf-8")).digest()
-    return np.random.default_rng([int(seed), int.from_bytes(digest[:8], "little")])
 
 
 def per_question_rows(samples, judged, scores: dict[str, dict], ks) -> tuple[list[dict], dict]:
@@ -141,7 +134,8 @@ def plot_curve(curve: list[dict], ks, n: int, ci: float, path) -> None:
 
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
-    from tasks.artifacts import read_table, write_json, write_table
+    from tasks.artifacts import read_table, write_table
+    from tasks.runlog import write_metrics
     from tasks.bon import REPORT_PARAMS, bon_params
 
     p = bon_params(params, REPORT_PARAMS)
@@ -167,6 +161,6 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     metrics = report_metrics(curve, excluded, not_capable, n=n, ks=ks, skipped=skipped,
                              judge=judged_rows[0]["judge"] if judged_rows else None)
     metrics.update(questions=len({r["question_id"] for r in samples}), strategies=strategies)
-    write_json(metrics, out["metrics"])
+    write_metrics(metrics, out["metrics"])
     plot_curve(curve, ks, n, float(p["ci"]), out["plot"])
     return metrics

@@ -50,7 +50,8 @@ def sample(questions: list[dict], prompts: list[list[dict]], llm, p: dict, seed:
     n = int(p["n"])
     params = GenParams(temperature=float(p["temperature"]), top_p=float(p["top_p"]),
                        max_tokens=int(p["max_tokens"]), seed=seed)
-    outs = llm.generate_many([(m, params, i) for m in prompts for i in range(n)], progress="bon policy")
+    # one request per question where the server takes `n` (vLLM), else one per sample; cached per sample either way
+    outs = [o for per_q in llm.sample_many([(m, params) for m in prompts], n, progress="bon policy") for o in per_q]
     generator = llm.backend.identity()
     rows = []
     for j, out in enumerate(outs):
@@ -86,7 +87,8 @@ def sample_metrics(rows: list[dict]) -> dict:
 
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
-    from tasks.artifacts import read_table, write_json, write_table
+    from tasks.artifacts import read_table, write_table
+    from tasks.runlog import write_metrics
     from tasks.bon import SAMPLE_PARAMS, bon_params
     from tasks.resources import Resources
 
@@ -99,5 +101,5 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     rows = sample(questions, policy_prompts(questions, ranked, p), llm, p, res.seed)
     write_table(rows, out["samples"], "bon_samples")
     metrics = {"policy": llm.backend.identity(), "n": int(p["n"]), **sample_metrics(rows), "run": res.stats()}
-    write_json(metrics, out["metrics"])
+    write_metrics(metrics, out["metrics"])
     return metrics

@@ -69,52 +69,99 @@ def pointwise_capable(rm) -> bool:
     return type(rm).score_answers is not RewardModel.score_answers
 
 
-def score_candidates(rm, strategy: str, samples: list[dict], questions: dict, context: dict) -> list[dict]:
-    """One row per sample; each distinct (question, answer) is scored once."""
-    todo = sorted({(r["question_id"], r["answer_hash"]): r["text"] for r in samples if r["valid"]}.items())
-    scored = rm.score_answers([(questions[q]["question"], context[q], text) for (q, _), text in todo]) if todo else []
-    by_key = {key: s for (key, _), s in zip(todo, scored)}
+def candidates(samples: list[dict]) -> list[tuple[tuple[str, str], str]]:
+    """((question_id, answer_hash), text) of each distinct valid answer, sorted: what an RM scores."""
+    return sorted({(r["question_id"], r["answer_hash"]): r["text"] for r in samples if r["valid"]}.items())
+
+
+def sample_rows(rm_name: str, strategy: str, samples: list[dict], by_key: dict) -> list[dict]:
+    """One row per sample from {(question_id, answer_hash): AnswerScore-like (score, truncated)}."""
     rows = []
     for r in samples:
         s = by_key.get((r["question_id"], r["answer_hash"])) if r["valid"] else None
-        rows.append({"rm": rm.name, "strategy": strategy, "question_id": r["question_id"],
-                     "sample_index": r["sample_index"], "score": s.score if s else None,
-                     "truncated": bool(s and s.truncated)})
+        rows.append({"rm": rm_name, "strategy": strategy, "question_id": r["question_id"],
+                     "sample_index": r["sample_index"], "score": s[0] if s else None,
+                     "truncated": bool(s and s[1])})
     return rows
 
 
-def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
-    from tasks.artifacts import read_table, write_json, write_table
-    from tasks.bon import SCORE_PARAMS, bon_params
+def score_candidates(rm, strategy: str, samples: list[dict], questions: dict, context: dict) -> list[dict]:
+    """One row per sample; each distinct (question, answer) is scored once."""
+    todo = candidates(samples)
+    scored = rm.score_answers([(questions[q]["question"], context[q], text) for (q, _), text in todo]) if todo else []
+    by_key = {key: (s.score, s.truncated) for (key, _), s in zip(todo, scored)}
+    return sample_rows(rm.name, strategy, samples, by_key)
+
+
+def plan(params: dict, rm_name: str, inputs: dict) -> list[dict]:
+    """Fixed slices of `scale.chunk_size` distinct answers; none for a kind that cannot score one alone."""
+    from tasks import chunks
     from tasks.errors import ConfigError, did_you_mean
-    from tasks.resources import Resources
-    from tasks.rms import make_rm
-    from tasks.strategies import EVALUATION_ONLY, check, load_contexts
+    from tasks.rms.registry import pointwise_kind
 
     rms = params["scoring"]["rms"]
     if rm_name not in rms:
         raise ConfigError(f"scoring.rms: {did_you_mean(rm_name, rms)}")
-    (strategy,) = check([bon_params(params, SCORE_PARAMS)["strategy"]])
-    res = Resources(params)
-    rm = make_rm(rm_name, rms[rm_name], res)   # fail fast: bad entry, missing key
-    samples = read_table(inputs["samples"], "bon_samples").to_pylist()
-    metrics = {"rm": rm_name, "kind": rm.kind, "identity": rm.identity(), "strategy": strategy,
-               "evaluation_only": strategy in EVALUATION_ONLY, "samples": len(samples),
-               "invalid_samples": sum(not r["valid"] for r in samples)}
-    rows, why = [], ""
-    if pointwise_capable(rm):
-        questions = {q["id"]: q for q in read_table(inputs["questions"], "questions").to_pylist()}
-        context = load_contexts(strategy, inputs["questions"], inputs["profile_context"], inputs.get("inferred_rubrics"))
+    if not pointwise_kind(rms[rm_name]):
+        return []
+    n = len(candidates(chunks.rows(inputs["samples"], "bon_samples")))
+    return [{"start": a, "stop": b} for a, b in chunks.slices(n, chunks.chunk_size(params))]
+
+
+def score_chunk(params: dict, rm_name: str, inputs: dict, chunk: dict | None, key: dict | None = None,
+                built=None) -> dict:
+    """[question_id, answer_hash, score, truncated] for one slice of the distinct answers."""
+    from tasks import chunks
+    from tasks.bon import SCORE_PARAMS, bon_params
+
+    rm, res = built or chunks.built_rm(params, rm_name, key)
+    before, scores, why = res.stats(), [], None
+    if not pointwise_capable(rm):
+        why = f"{rm.kind}: pairwise-only, no score for an answer on its own"
+    elif chunk:
+        strategy = bon_params(params, SCORE_PARAMS)["strategy"]
+        todo = candidates(chunks.rows(inputs["samples"], "bon_samples"))[chunk["start"]:chunk["stop"]]
+        questions = {q["id"]: q for q in chunks.rows(inputs["questions"], "questions")}
+        context = chunks.contexts(strategy, inputs["questions"], inputs["profile_context"],
+                                  inputs.get("inferred_rubrics"))
         try:
-            rows = score_candidates(rm, strategy, samples, questions, context)
+            scored = rm.score_answers([(questions[q]["question"], context[q], text) for (q, _), text in todo])
+            scores = [[q, h, s.score, bool(s.truncated)] for ((q, h), _), s in zip(todo, scored)]
         except NotImplementedError as exc:
             why = str(exc)
-    else:
-        why = f"{rm.kind}: pairwise-only, no score for an answer on its own"
-    write_table(rows, out["scores"], "bon_scores")   # empty for a pairwise-only RM
-    metrics.update(bon_capable=not why, not_capable_reason=why or None,
-                   scored=sum(usable(r["score"]) for r in rows),
-                   no_score=sum(v["valid"] and not usable(r["score"]) for r, v in zip(rows, samples)),
-                   truncated=sum(r["truncated"] for r in rows), run=res.stats())
-    write_json(metrics, out["metrics"])
+    return {"scores": scores, "not_capable": why, "kind": rm.kind, "identity": rm.identity(),
+            "run": chunks.delta(before, res.stats())}
+
+
+def run(params: dict, rm_name: str, inputs: dict, out: dict, map_chunks=None) -> dict:
+    """As tasks/score.run: plan, score the chunks here or through `map_chunks`, merge in plan order."""
+    from tasks import chunks
+    from tasks.artifacts import read_table, write_table
+    from tasks.runlog import write_metrics
+    from tasks.bon import SCORE_PARAMS, bon_params
+    from tasks.resources import Resources
+    from tasks.rms import make_rm
+    from tasks.strategies import EVALUATION_ONLY, check
+
+    (strategy,) = check([bon_params(params, SCORE_PARAMS)["strategy"]])
+    todo = plan(params, rm_name, inputs) or [None]
+    if map_chunks is None:
+        res = Resources(params)
+        built = (make_rm(rm_name, params["scoring"]["rms"][rm_name], res), res)   # fail fast: bad entry, missing key
+        map_chunks = lambda cs: [score_chunk(params, rm_name, inputs, c, built=built) for c in cs]  # noqa: E731
+    results = map_chunks(todo)
+    kind, identity = chunks.same_rm(results, rm_name)
+    samples = read_table(inputs["samples"], "bon_samples").to_pylist()
+    why = next((r["not_capable"] for r in results if r["not_capable"]), "")
+    by_key = {(q, h): (score, truncated) for r in results for q, h, score, truncated in r["scores"]}
+    rows = [] if why else sample_rows(rm_name, strategy, samples, by_key)   # empty for a pairwise-only RM
+    write_table(rows, out["scores"], "bon_scores")
+    metrics = {"rm": rm_name, "kind": kind, "identity": identity, "strategy": strategy,
+               "evaluation_only": strategy in EVALUATION_ONLY, "samples": len(samples),
+               "invalid_samples": sum(not r["valid"] for r in samples),
+               "bon_capable": not why, "not_capable_reason": why or None,
+               "scored": sum(usable(r["score"]) for r in rows),
+               "no_score": sum(v["valid"] and not usable(r["score"]) for r, v in zip(rows, samples)),
+               "truncated": sum(r["truncated"] for r in rows), "run": chunks.counters(results)}
+    write_metrics(metrics, out["metrics"])
     return metrics

@@ -13,9 +13,12 @@ from tasks.errors import ConfigError
 KINDS = ("accuracy", "downstream", "correlation", "other")
 
 
-def metrics_diff(rev_a: str, rev_b: str | None = None, *, cwd=".", targets: list[str] | None = None) -> dict:
-    """dvc's JSON: {file: {flattened.key: {"old", "new", "diff"?}}}, changed metrics only."""
+def metrics_diff(rev_a: str, rev_b: str | None = None, *, cwd=".", targets: list[str] | None = None,
+                 unchanged: bool = False) -> dict:
+    """dvc's JSON: {file: {flattened.key: {"old", "new", "diff"?}}}, changed metrics only unless `unchanged`
+    (the compare page shows both versions whole). dvc leaves out list values (e.g. a CI as [lo, hi])."""
     cmd = [sys.executable, "-m", "dvc", "metrics", "diff", rev_a, *([rev_b] if rev_b else []), "--json"]
+    cmd += ["--all"] if unchanged else []
     cmd += ["--targets", *targets] if targets else []
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env={**os.environ, "DVC_NO_ANALYTICS": "1"})
     if proc.returncode != 0:

@@ -15,7 +15,7 @@ import numpy as np
 from tasks.correlation import metrics as M
 from tasks.errors import ConfigError, DataError, DataErrors
 
-DOWNSTREAM = ("bon",)                     # computed in this DAG (ppo once its stage exists)
+DOWNSTREAM = ("bon", "rl")                # computed in this DAG: Best-of-N and RL (rl.py, the rl_eval stage)
 EXTERNAL = {"baselines": ("benchmark", "accuracy"), "downstream_tables": ("method", "score")}
 BON_COLUMNS = ("rm", "question_id", "k", "method", "judge_score")
 
@@ -27,6 +27,7 @@ class Side:
     source: str
     per_question: dict[str, dict[str, float]] = field(default_factory=dict)
     fixed: dict[str, float] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)   # RM -> its kind, where the side knows it (scores)
 
     def rms(self) -> set[str]:
         return set(self.per_question) | set(self.fixed)
@@ -75,19 +76,33 @@ def check_params(p: dict) -> dict:
 
 
 def load_benchmarks(score_paths: dict, p: dict) -> dict[str, Side]:
-    """Per-question credit (1 right, 0 wrong, ties per tie_policy, invalid wrong) per benchmark and RM."""
+    """Per-question credit (1 right, 0 wrong, ties per tie_policy, invalid wrong) per benchmark and RM.
+    `split: null` = every split, as in the leaderboard."""
     from tasks.artifacts import read_table
     from tasks.leaderboard import credits
 
     groups = defaultdict(list)
     for _, path in sorted(score_paths.items()):
         for r in read_table(path, "scores").to_pylist():
-            if r["strategy"] == p["strategy"] and r["split"] == p["split"] and r["benchmark"] in p["benchmarks"]:
+            if (r["strategy"] == p["strategy"] and p["split"] in (None, r["split"])
+                    and r["benchmark"] in p["benchmarks"]):
                 groups[(r["benchmark"], r["rm"])].append(r)
     sides = {b: Side(b, "scores") for b in p["benchmarks"]}
     for (b, rm), rows in sorted(groups.items()):
         sides[b].per_question[rm] = dict(zip((r["question_id"] for r in rows), credits(rows, p["tie_policy"]).tolist()))
+        sides[b].kinds[rm] = rows[0]["rm_kind"]
     return sides
+
+
+def null_baselines(benches: dict[str, Side], params: dict) -> set[str]:
+    """RMs of a null-baseline kind (length-only, random): reference points, not contestants.
+    By kind, from the scores (or the params entry of an RM without scores), never by name."""
+    from tasks.rm_labels import NULL_BASELINE_KINDS
+
+    kinds = {rm: (e or {}).get("kind") for rm, e in ((params.get("scoring") or {}).get("rms") or {}).items()}
+    for side in benches.values():
+        kinds.update(side.kinds)
+    return {rm for rm, kind in kinds.items() if kind in NULL_BASELINE_KINDS}
 
 
 def load_bon(path: str | None, p: dict) -> Side:
@@ -225,18 +240,25 @@ def build_metrics(p: dict, benches: dict, downs: dict, results: dict, excluded: 
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
     """inputs: {"scores": {rm: scores Parquet}, "bon": BoN per-question Parquet or None}."""
-    from tasks.artifacts import write_json, write_table
+    from tasks.artifacts import write_table
+    from tasks.rm_labels import labels
+    from tasks.runlog import write_metrics
     from tasks import schemas
 
     p, seed = check_params(params["correlation"]), params["common"]["seed"]
     benches = load_benchmarks(inputs.get("scores") or {}, p)
     downs = {"bon": load_bon(inputs.get("bon"), p)} if "bon" in p["downstream"] else {}
+    if "rl" in p["downstream"]:
+        from tasks.correlation.rl import load_rl
+
+        downs["rl"] = load_rl(inputs.get("rl"))
     benches.update(load_external("baselines", p.get("baselines") or [], {"personalised", "generic", *benches}))
     downs.update(load_external("downstream_tables", p.get("downstream_tables") or [], set(DOWNSTREAM)))
     if not downs:
         raise ConfigError("correlation: nothing downstream to compare with: list 'bon' in correlation.downstream "
                           "or a file in correlation.downstream_tables")
-    excluded = set(p.get("exclude_rms") or [])
+    nulls = null_baselines(benches, params)   # left out unless correlation.include_null_baselines
+    excluded = set(p.get("exclude_rms") or []) | (set() if p.get("include_null_baselines") else nulls)
     results, rows, points = defaultdict(dict), [], []
     for bn, bench in benches.items():
         for dn, down in downs.items():
@@ -245,9 +267,16 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
             rows += [{"benchmark": bn, "downstream": dn, "metric": m, **{k: res[m][k] for k in
                       ("value", "ci_low", "ci_high", "p_value", "status")}, "n_rms": res["n_rms"]} for m in M.METRICS]
     write_table([{k: r[k] for k in schemas.CORRELATION.names} for r in rows], out["correlation"], "correlation")
+    shared = labels(params)
+    points = [{**pt, "shares_llm_with": shared.get(pt["rm"], {}).get("shares_llm_with", "")} for pt in points]
     write_table(points, out["points"], "correlation_points")
     metrics = build_metrics(p, benches, downs, dict(results), excluded)
-    write_json(metrics, out["metrics"])
+    scored = {rm for b in benches.values() if b.source == "scores" for rm in b.rms()} - excluded
+    metrics.update(include_null_baselines=bool(p.get("include_null_baselines")), null_baselines=sorted(nulls),
+                   shares_llm_with={rm: v["shares_llm_with"].split(", ") for rm, v in shared.items()
+                                    if v["shares_llm_with"]},
+                   not_bon_capable=sorted(scored - downs["bon"].rms()) if "bon" in downs else None)
+    write_metrics(metrics, out["metrics"])
     plot(points, rows, out["plot"])
     return metrics
 
@@ -284,7 +313,8 @@ def plot(points: list[dict], rows: list[dict], path) -> None:
                         xytext=(3, 3), textcoords="offset points")
         rho, ndcg = stat[(b, d, "spearman")], stat[(b, d, "ndcg")]
         few = M.too_few(rho["n_rms"])
-        ax.set_title(f"{b} vs {d}: " + (few or f"rho {_fmt(rho['value'])}, NDCG {_fmt(ndcg['value'])}"), fontsize=9)
+        ax.set_title(f"{b} vs {d} ({rho['n_rms']} RMs): "
+                     + (few or f"rho {_fmt(rho['value'])}, NDCG {_fmt(ndcg['value'])}"), fontsize=9)
         ax.set_xlabel(f"{b} benchmark accuracy")
         ax.set_ylabel(f"{d} score")
     if not cells:

@@ -1,6 +1,9 @@
 """Statistics of one annotator kind's ratings (human or LLM proxy, never pooled): mean ± sd per
 dimension and domain, Wilcoxon signed-rank chosen vs rejected with the matched-pairs rank-biserial
-effect size, Krippendorff's alpha between annotators, and the parity verdict beside the paper."""
+effect size (p-values raw and Holm-corrected over the four dimensions), Krippendorff's alpha
+between annotators, and the parity verdict beside the paper. The general-quality gap is the mean
+per-item |chosen - rejected|, so gaps of opposite sign on different items cannot cancel.
+p-values keep full precision (JSON writes 3e-12, never a rounded 0.0)."""
 from __future__ import annotations
 
 import math
@@ -71,8 +74,38 @@ def signed_rank(chosen, rejected) -> dict:
         with warnings.catch_warnings():   # small-sample notes; n is reported beside the result
             warnings.simplefilter("ignore")
             res = wilcoxon(chosen, rejected)
-        out.update(statistic=_r(res.statistic), p_value=_r(res.pvalue), rank_biserial=_r(rank_biserial(chosen, rejected)))
+        out.update(statistic=_r(res.statistic), p_value=_p(res.pvalue),
+                   rank_biserial=_r(rank_biserial(chosen, rejected)))
     return out
+
+
+def _p(x):
+    """A p-value as computed: rounding would print a tiny one as 0."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def holm(p_values: dict[str, float | None]) -> dict[str, float | None]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1) over the tests that ran."""
+    ran = sorted((p, k) for k, p in p_values.items() if p is not None)
+    out, running = dict.fromkeys(p_values), 0.0
+    for i, (p, k) in enumerate(ran):
+        running = max(running, min(1.0, (len(ran) - i) * p))
+        out[k] = running
+    return out
+
+
+def wilcoxon_all(ratings: list[dict]) -> dict:
+    """signed_rank per dimension, plus `p_holm`: corrected for testing the four dimensions at once."""
+    tests = {d: signed_rank(*paired(ratings, d)) for d in DIMENSIONS}
+    for d, adjusted in holm({d: t["p_value"] for d, t in tests.items()}).items():
+        tests[d]["p_holm"] = adjusted
+    return tests
+
+
+def mean_item_gap(ratings: list[dict], dims) -> float | None:
+    """Mean over items and dimensions of |chosen - rejected| (item means over annotators)."""
+    gaps = [abs(c - r) for d in dims for c, r in zip(*paired(ratings, d))]
+    return float(np.mean(gaps)) if gaps else None
 
 
 def krippendorff_alpha(matrix, level: str, value_domain=None) -> float | None:
@@ -108,15 +141,18 @@ def _in(x, lo_hi) -> bool | None:
     return None if x is None else lo_hi[0] <= x <= lo_hi[1]
 
 
-def parity(desc: dict, general_gap_max: float, personal_gap_min: float) -> dict:
-    """The paper's claim: equal general quality, a large personal-fit gap in favour of chosen."""
+def parity(desc: dict, general_gap_max: float, personal_gap_min: float, item_gap: float | None = None) -> dict:
+    """The paper's claim: equal general quality, a large personal-fit gap in favour of chosen.
+    `item_gap`: mean per-item |chosen - rejected| over the general dimensions (mean_item_gap);
+    without it (no ratings at hand) the gap of the aggregate means is used and labelled so."""
     mean = lambda dim, side: desc[dim].get("all", {}).get(side, {}).get("mean")  # noqa: E731
     gaps = [abs(mean(d, "chosen") - mean(d, "rejected")) for d in GENERAL
             if mean(d, "chosen") is not None and mean(d, "rejected") is not None]
     gen = {s: [mean(d, s) for d in GENERAL if mean(d, s) is not None] for s in SIDES}
     gen = {s: _r(np.mean(v)) if v else None for s, v in gen.items()}
     pc, pr = mean(PERSONAL, "chosen"), mean(PERSONAL, "rejected")
-    general_gap = _r(np.mean(gaps)) if gaps else None
+    aggregate_gap = _r(np.mean(gaps)) if gaps else None
+    general_gap = _r(item_gap) if item_gap is not None else aggregate_gap
     personal_gap = _r(pc - pr) if pc is not None and pr is not None else None
     if general_gap is None or personal_gap is None:
         verdict, holds = "insufficient data", None
@@ -127,6 +163,8 @@ def parity(desc: dict, general_gap_max: float, personal_gap_min: float) -> dict:
     else:
         verdict, holds = "holds: equal general quality, chosen fits the user better", True
     return {"general_gap": general_gap, "personal_gap": personal_gap, "holds": holds, "verdict": verdict,
+            "general_gap_measure": "mean per-item |chosen - rejected|" if item_gap is not None
+            else "|mean chosen - mean rejected|", "general_gap_of_means": aggregate_gap,
             "thresholds": {"general_gap_max": general_gap_max, "personal_gap_min": personal_gap_min},
             "general_mean": gen, "personal_fit_mean": {"chosen": pc, "rejected": pr},
             "within_paper_range": {"general_chosen": _in(gen["chosen"], PAPER["general_dimensions"]["chosen"]),
@@ -140,9 +178,9 @@ def summarize(ratings: list[dict], general_gap_max: float, personal_gap_min: flo
     desc = describe(valid)
     return {"annotators": len({r["annotator"] for r in valid}), "items": len({r["item_id"] for r in valid}),
             "ratings": len(valid), "invalid_ratings": len(ratings) - len(valid), "per_dimension": desc,
-            "wilcoxon": {d: signed_rank(*paired(valid, d)) for d in DIMENSIONS},
+            "wilcoxon": wilcoxon_all(valid), "wilcoxon_correction": "holm over the four dimensions (p_holm)",
             "agreement": {d: agreement(valid, d) for d in DIMENSIONS},
-            "parity": parity(desc, general_gap_max, personal_gap_min)}
+            "parity": parity(desc, general_gap_max, personal_gap_min, mean_item_gap(valid, GENERAL))}
 
 
 def proxy_vs_human(proxy: list[dict], human: list[dict]) -> dict:

@@ -62,7 +62,8 @@ def _order(r: dict) -> tuple:
 
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
-    from tasks.artifacts import write_json, write_table
+    from tasks.artifacts import write_table
+    from tasks.runlog import write_metrics
     from tasks.resources import Resources
 
     p, res = params["human_eval"], Resources(params)
@@ -100,6 +101,6 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
         "paper": PAPER,
         "run": res.stats(),
     }
-    write_json(metrics, out["metrics"])
+    write_metrics(metrics, out["metrics"])
     plot(summaries, out["plot"])
     return metrics

@@ -115,6 +115,64 @@ class LLM:
             bar.close()
         return results  # type: ignore[return-value]
 
+    def sample_many(self, prompts: list[tuple[list[dict], GenParams]], n: int,
+                    progress: str | None = None) -> list[list[Completion | LLMCallFailed]]:
+        """n samples of each prompt; sample i is the call (messages, params, sample_index=i), cached
+        under its own key whichever way it was made. A backend with `supports_n` is asked once per
+        prompt for its uncached samples (each contiguous run of indices: one request with `n`);
+        any other backend gets one request per sample, as generate_many."""
+        if not getattr(self.backend, "supports_n", False):
+            flat = self.generate_many([(m, p, i) for m, p in prompts for i in range(n)], progress=progress)
+            return [flat[j * n:(j + 1) * n] for j in range(len(prompts))]
+        results: list[list] = [[None] * n for _ in prompts]
+        runs: dict[tuple, list[int]] = {}   # (prompt, first index, count) -> prompts asking for it
+        for j, (messages, params) in enumerate(prompts):
+            missing = []
+            for i in range(n):
+                hit = self._cached_completion(self.generate_key(messages, params, i))
+                if hit is None:
+                    missing.append(i)
+                results[j][i] = hit
+            for first, count in _runs(missing):
+                runs.setdefault((self.generate_key(messages, params, first), first, count), []).append(j)
+        bar = tqdm(total=sum(c for _, _, c in runs), desc=progress, disable=progress is None, leave=False)
+        workers = self.concurrency if self.backend.parallel_safe else 1
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm")
+        try:
+            futures = {pool.submit(self._call_n, *prompts[js[0]], first, count): (js, first, count)
+                       for (_, first, count), js in runs.items()}
+            for (js, first, count), outs in self._as_done(pool, futures):
+                for j in js:
+                    results[j][first:first + count] = outs
+                bar.update(count)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            bar.close()
+        return results
+
+    def _call_n(self, messages: list[dict], params: GenParams, first: int, count: int) -> list:
+        tries = [1]
+        self._count(calls=1)
+        try:
+            outs = self._retrying(lambda: self.backend.generate_n(messages, params, first, count), tries)
+        except AuthError:
+            raise
+        except Exception as exc:
+            if not (is_retryable(exc) or isinstance(exc, FatalError)):
+                raise
+            return [LLMCallFailed(error=f"{type(exc).__name__}: {exc}", attempts=tries[0])] * count
+        done = []
+        for i, c in enumerate(outs, start=first):
+            key = self.generate_key(messages, params, i)
+            if c is None:   # an empty choice: that sample alone, with the usual retries
+                done.append(self._call_or_fail(key, (messages, params, i)))
+                continue
+            self.cache.put(key, "generate", {"text": c.text, "finish_reason": c.finish_reason},
+                           tokens_in=c.tokens_in, tokens_out=c.tokens_out, latency_s=c.latency_s)
+            self._count(tokens_in=c.tokens_in, tokens_out=c.tokens_out, latency_s=c.latency_s)
+            done.append(c)
+        return done
+
     @staticmethod
     def _as_done(pool, futures: dict):
         pending = set(futures)
@@ -167,3 +225,14 @@ class LLM:
         with self._lock:
             for name, value in deltas.items():
                 setattr(self.stats, name, getattr(self.stats, name) + value)
+
+
+def _runs(indices: list[int], most: int = 128) -> list[tuple[int, int]]:
+    """Sorted indices as (first, count) runs of consecutive ones, at most `most` long (OpenAI's cap on n)."""
+    out: list[list[int]] = []
+    for i in indices:
+        if out and i == out[-1][0] + out[-1][1] and out[-1][1] < most:
+            out[-1][1] += 1
+        else:
+            out.append([i, 1])
+    return [(a, c) for a, c in out]

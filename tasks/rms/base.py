@@ -28,6 +28,8 @@ class PairScore:
     chosen: AnswerScore
     rejected: AnswerScore
     order_consistent: bool | None = None   # pairwise judges: same answer preferred in both orders
+    chosen_position: str | None = None     # pairwise judges: where chosen was shown: "A", "B" or "both"
+    picked_a: float | None = None          # pairwise judges: share of verdicts for position A (0.5 = no bias)
 
 
 def input_hash(*parts: str) -> str:

@@ -3,11 +3,17 @@
 - judge-pairwise: both orders (A/B and B/A) by default, so position bias cancels and is
   measured; the verdict comes from the log-probabilities of the two labels (`verdict: logprobs`,
   local models) or from the parsed reply (`verdict: reply`, APIs). An unparseable reply is
-  invalid, never counted as "A" (the release's silent default).
+  invalid, never counted as "A" (the release's silent default). With `both_orders: false` each
+  pair is shown once, chosen in A or B by a seeded coin keyed by the pair (p = 0.5, as the
+  release), so a judge that always says "A" scores ~50%, not ~100%; `picked_a` reports the
+  share of verdicts for position A in both modes.
 - judge-pointwise: each answer alone; log p(Yes) − log p(No), or a parsed 1–10.
+A log-prob difference that is not finite (both labels outside a server's top tokens) is no verdict.
 """
 from __future__ import annotations
 
+import hashlib
+import math
 import re
 
 from tqdm import tqdm
@@ -19,6 +25,12 @@ from tasks.rms.base import AnswerScore, PairScore, RewardModel, input_hash, user
 from tasks.rms.registry import register
 
 VERDICTS = ("logprobs", "reply")
+
+
+def log_ratio(first: float, second: float) -> float | None:
+    """log p(first) - log p(second), or None (no verdict) when it is not finite: -inf - -inf is NaN."""
+    d = first - second
+    return round(d, 6) if math.isfinite(d) else None
 
 
 class _LLMJudge(RewardModel):
@@ -33,6 +45,7 @@ class _LLMJudge(RewardModel):
         if self.verdict not in VERDICTS:
             raise ConfigError(f"scoring.rms.{name}.verdict: unknown '{self.verdict}'; valid: {', '.join(VERDICTS)}")
         self.params = GenParams(temperature=0.0, max_tokens=int(entry.get("max_tokens", 8)), seed=resources.seed)
+        self.seed = int(resources.seed)
 
     def identity(self) -> str:
         from tasks.artifacts import file_hash
@@ -50,25 +63,35 @@ class PairwiseJudge(_LLMJudge):
     OPTIONS = _LLMJudge.OPTIONS + ("both_orders",)
     DEFAULT_PROMPT = "prompts/rm_pairwise.txt"
 
+    def chosen_shown_second(self, p) -> bool:
+        """The seeded coin for one order: keyed by the seed and the pair itself, never by its
+        position in the batch, so adding or reordering pairs leaves every placement as it was."""
+        key = "\x1f".join((str(self.seed), p.question_id, p.question, p.chosen, p.rejected))
+        return hashlib.sha256(key.encode("utf-8")).digest()[0] & 1 == 1
+
     def score_pairs(self, pairs):
         both = self.entry.get("both_orders", True)
-        orders = [(p, False) for p in pairs] + ([(p, True) for p in pairs] if both else [])
+        orders = ([(p, False) for p in pairs] + [(p, True) for p in pairs] if both
+                  else [(p, self.chosen_shown_second(p)) for p in pairs])
         prompts = [render(self.prompt, user=user_message(p.question, p.context),
                           answer_a=p.rejected if swap else p.chosen, answer_b=p.chosen if swap else p.rejected)
                    for p, swap in orders]
         prefs = self._prefer_a(prompts)   # > 0: A preferred; None: no verdict
         out = []
         for i in range(len(pairs)):
-            first = prefs[i]                                  # chosen shown as A
-            second = prefs[len(pairs) + i] if both else None  # chosen shown as B
             h = input_hash(*(m[0]["content"] for m in prompts[i::len(pairs)]))
-            if first is None or (both and second is None):
-                out.append(PairScore(AnswerScore(None, input_hash=h), AnswerScore(None, input_hash=h)))
+            # votes for chosen: + when chosen won; a verdict for B counts against chosen shown as A
+            shown = [(prefs[i], orders[i][1])] + ([(prefs[len(pairs) + i], True)] if both else [])
+            if any(pref is None for pref, _ in shown):
+                out.append(PairScore(AnswerScore(None, input_hash=h), AnswerScore(None, input_hash=h),
+                                     chosen_position="both" if both else "AB"[shown[0][1]]))
                 continue
-            votes = [first, -second] if both else [first]
+            votes = [-pref if swap else pref for pref, swap in shown]
             margin = sum(votes) / len(votes)   # the chosen answer's advantage, position folded out
-            consistent = ((first > 0) == (-second > 0)) if both else None
-            out.append(PairScore(AnswerScore(margin, input_hash=h), AnswerScore(-margin, input_hash=h), consistent))
+            consistent = ((votes[0] > 0) == (votes[1] > 0)) if both else None
+            picked_a = sum(1.0 if pref > 0 else 0.0 if pref < 0 else 0.5 for pref, _ in shown) / len(shown)
+            out.append(PairScore(AnswerScore(margin, input_hash=h), AnswerScore(-margin, input_hash=h), consistent,
+                                 chosen_position="both" if both else "AB"[shown[0][1]], picked_a=picked_a))
         return out
 
     def _prefer_a(self, prompts) -> list[float | None]:
@@ -76,7 +99,7 @@ class PairwiseJudge(_LLMJudge):
             prefs = []
             for m in tqdm(prompts, desc=self.name, unit="call", disable=None):
                 lp = self.llm.choice_logprobs(m, ["A", "B"])
-                prefs.append(round(lp["A"] - lp["B"], 6))
+                prefs.append(log_ratio(lp["A"], lp["B"]))
             return prefs
         return [None if r is None or not (m := re.search(r"\b([AB])\b", r)) else (1.0 if m.group(1) == "A" else -1.0)
                 for r in self._replies(prompts)]
@@ -94,7 +117,7 @@ class PointwiseJudge(_LLMJudge):
             scores = []
             for m in tqdm(prompts, desc=self.name, unit="call", disable=None):
                 lp = self.llm.choice_logprobs(m, ["Yes", "No"])
-                scores.append(round(lp["Yes"] - lp["No"], 6))
+                scores.append(log_ratio(lp["Yes"], lp["No"]))
         else:
             scores = [None if r is None or not (m := re.search(r"\b(10|[1-9])\b", r)) else float(m.group(1))
                       for r in self._replies(prompts)]

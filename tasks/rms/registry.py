@@ -8,6 +8,7 @@ from tasks.errors import ConfigError, did_you_mean
 from tasks.rms.base import RewardModel
 
 KINDS: dict[str, type[RewardModel]] = {}
+SCHEDULING = "resources"   # accepted by every kind, read by the task runner (flows/runner.py), never by the RM
 
 
 def register(cls: type[RewardModel]) -> type[RewardModel]:
@@ -27,10 +28,30 @@ def make_rm(name: str, entry: dict, resources) -> RewardModel:
     if kind not in KINDS:
         raise ConfigError(f"scoring.rms.{name}.kind: {did_you_mean(str(kind), KINDS)}")
     cls = KINDS[kind]
-    valid = {"kind", *cls.OPTIONS}
+    valid = {"kind", SCHEDULING, *cls.OPTIONS}
     for key in entry:
         if key not in valid:
             raise ConfigError(f"scoring.rms.{name}.{key}: not an option of kind '{kind}': {did_you_mean(key, valid)}")
+    resource_requests(name, entry)
     sig = inspect.signature(cls.__init__).parameters
     extra = {"resources": resources} if "resources" in sig else {}
-    return cls(name, entry, **extra)
+    # where an RM runs is no part of the RM: its scores and identity never see `resources`
+    return cls(name, {k: v for k, v in entry.items() if k != SCHEDULING}, **extra)
+
+
+def resource_requests(name: str, entry: dict) -> dict[str, float]:
+    """An entry's `resources` (e.g. {gpu: 1}): what each of its tasks asks of a worker, for every kind."""
+    req = entry.get(SCHEDULING) or {}
+    if not isinstance(req, dict):
+        raise ConfigError(f"scoring.rms.{name}.{SCHEDULING}: a mapping like {{gpu: 1}}, got {req!r}")
+    for key, value in req.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ConfigError(f"scoring.rms.{name}.{SCHEDULING}.{key}: a positive number, got {value!r}")
+    return {str(k): float(v) for k, v in sorted(req.items())}
+
+
+def pointwise_kind(entry: dict) -> bool:
+    """Can this entry's kind score an answer on its own? Decided by its class, without building it."""
+    _load_kinds()
+    cls = KINDS.get(entry.get("kind"))
+    return cls is not None and cls.score_answers is not RewardModel.score_answers

@@ -23,10 +23,22 @@ def gemini_messages(body: dict) -> list[dict]:
     return out
 
 
+def thinking_budget(config: dict) -> int | None:
+    """The request's thinking budget; proto JSON accepts both field spellings (the SDK sends snake_case)."""
+    tc = config.get("thinkingConfig") or config.get("thinking_config") or {}
+    return tc.get("thinkingBudget", tc.get("thinking_budget"))
+
+
 class FakeGeminiServer(FakeServer):
-    def __init__(self, handler=None, *, api_key: str | None = "test-gemini-key", **kw):
+    """`thinking_tokens`: like Gemini 2.5, spend that many tokens thinking (capped by the request's
+    thinkingConfig.thinkingBudget) out of maxOutputTokens before the visible reply, which is cut
+    to what is left (one word = one token) with finishReason MAX_TOKENS."""
+
+    def __init__(self, handler=None, *, api_key: str | None = "test-gemini-key", thinking_tokens: int = 0, **kw):
         super().__init__(handler, api_key=api_key, **kw)
         self.models: list[str] = []   # the model of each answered request
+        self.configs: list[dict] = []  # the generationConfig of each answered request
+        self.thinking_tokens = int(thinking_tokens)
 
     def authorized(self, headers) -> bool:
         return self.api_key is None or hmac.compare_digest(headers.get("x-goog-api-key") or "", self.api_key)
@@ -46,11 +58,22 @@ class FakeGeminiServer(FakeServer):
                  "totalTokenCount": words_in + len(text.split())}
         with self._lock:
             self.models.append(match.group(1))
+            self.configs.append(config)
         if empty:
             return 200, {"candidates": [], "usageMetadata": usage}
-        return 200, {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
-                                     "finishReason": "STOP", "index": 0}],
+        text, finish = self._within_budget(text, config)
+        content = {"role": "model", "parts": [{"text": text}]} if text else {"role": "model"}
+        return 200, {"candidates": [{"content": content, "finishReason": finish, "index": 0}],
                      "usageMetadata": usage, "modelVersion": match.group(1)}
+
+    def _within_budget(self, text: str, config: dict) -> tuple[str, str]:
+        budget = thinking_budget(config)
+        thinking = self.thinking_tokens if budget is None or budget < 0 else min(self.thinking_tokens, budget)
+        limit = config.get("maxOutputTokens")
+        words = text.split()
+        if limit is None or len(words) + thinking <= int(limit):
+            return text, "STOP"
+        return " ".join(words[:max(int(limit) - thinking, 0)]), "MAX_TOKENS"
 
 
 if __name__ == "__main__":   # a standalone server, e.g. for a benchmark in another process

@@ -1,4 +1,4 @@
-"""A fake OpenAI-compatible server: POST /v1/chat/completions, with top_logprobs support."""
+"""A fake OpenAI-compatible server: POST /v1/chat/completions, with top_logprobs and `n` support."""
 from __future__ import annotations
 
 import hashlib
@@ -22,6 +22,7 @@ class FakeOpenAIServer(FakeServer):
     def __init__(self, handler=None, *, api_key: str | None = None, logprobs_handler=None, **kw):
         super().__init__(handler, api_key=api_key, **kw)
         self.logprobs_handler = logprobs_handler or default_logprobs
+        self.choices_served = 0   # completions returned, over every request (n per request with `n`)
 
     def authorized(self, headers) -> bool:
         return self.api_key is None or hmac.compare_digest(headers.get("Authorization") or "",
@@ -43,9 +44,14 @@ class FakeOpenAIServer(FakeServer):
                                      "top_logprobs": [{"token": t, "logprob": lp} for t, lp in ranked]}]}
         else:
             text, logprobs = self.handler(messages, int(body.get("seed") or 0)), None
-        usage = {"prompt_tokens": words_in, "completion_tokens": len(text.split()),
-                 "total_tokens": words_in + len(text.split())}
-        choices = [] if empty else [{"index": 0, "message": {"role": "assistant", "content": text},
-                                     "finish_reason": "stop", "logprobs": logprobs}]
+        # `n` as vLLM does it: choice i is sampled with seed + i, the same as a single request with that seed
+        seed = int(body.get("seed") or 0)
+        texts = [text] + [self.handler(messages, seed + i) for i in range(1, int(body.get("n") or 1))]
+        with self._lock:
+            self.choices_served += 0 if empty else len(texts)
+        out_tokens = sum(len(t.split()) for t in texts)
+        usage = {"prompt_tokens": words_in, "completion_tokens": out_tokens, "total_tokens": words_in + out_tokens}
+        choices = [] if empty else [{"index": i, "message": {"role": "assistant", "content": t},
+                                     "finish_reason": "stop", "logprobs": logprobs} for i, t in enumerate(texts)]
         return 200, {"id": "chatcmpl-fake", "object": "chat.completion", "model": body.get("model"),
                      "choices": choices, "usage": usage}

@@ -2,6 +2,11 @@
 
 The key comes only from GEMINI_API_KEY or GOOGLE_API_KEY and lives only inside the client:
 it is not an attribute here, not in identity(), and it is scrubbed from error messages.
+
+Gemini 2.5 "thinks" before it answers, and thinking tokens count against max_output_tokens:
+with our short budgets (120-140) the visible reply comes back empty or cut. `thinking_budget`
+(params `llms.<name>.thinking_budget`; 0 = off, null = the model's own dynamic default) is sent
+with every request and is part of identity(), so changing it never reuses cached replies.
 """
 from __future__ import annotations
 
@@ -28,12 +33,16 @@ class GeminiBackend(Backend):
     name = "gemini"
     parallel_safe = True
 
-    def __init__(self, model: str = "gemini-2.5-flash", base_url: str | None = None, timeout_s: float = 60.0):
+    def __init__(self, model: str = "gemini-2.5-flash", base_url: str | None = None, timeout_s: float = 60.0,
+                 thinking_budget: int | None = 0):
         from google import genai
         from google.genai import types
 
+        if thinking_budget is not None and (not isinstance(thinking_budget, int) or thinking_budget < -1):
+            raise ConfigError(f"llm.thinking_budget: need a token count (0 = off) or null, got {thinking_budget!r}")
         key = _api_key()
         self.model, self.base_url, self.timeout_s = model, base_url, float(timeout_s)
+        self.thinking_budget = thinking_budget
         # Our client owns the retries (counted, jittered, seeded): the SDK's own stay off.
         http = types.HttpOptions(base_url=base_url, api_version="v1beta", timeout=int(self.timeout_s * 1000),
                                  retry_options=types.HttpRetryOptions(attempts=1))
@@ -41,7 +50,8 @@ class GeminiBackend(Backend):
         self._scrub = lambda text: text.replace(key, "***") if key else text
 
     def identity(self) -> str:
-        return f"gemini:{self.model}"
+        thinking = "dynamic" if self.thinking_budget is None else self.thinking_budget
+        return f"gemini:{self.model}:thinking={thinking}"
 
     def _request(self, messages: list[dict], params: GenParams, sample_index: int):
         from google.genai import types
@@ -53,6 +63,8 @@ class GeminiBackend(Backend):
         config = types.GenerateContentConfig(
             temperature=params.temperature, top_p=params.top_p, max_output_tokens=params.max_tokens,
             seed=params.seed + sample_index, system_instruction=system, candidate_count=1,
+            thinking_config=None if self.thinking_budget is None else
+            types.ThinkingConfig(thinking_budget=self.thinking_budget),
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True))
         return self._client.models.generate_content(model=self.model, contents=contents, config=config)
 
@@ -75,7 +87,9 @@ class GeminiBackend(Backend):
         text = "".join(p.text or "" for p in parts if not getattr(p, "thought", False))
         if not text:
             reason = candidates[0].finish_reason if candidates else None
-            raise RetryableError(f"gemini: empty response (finish_reason={reason})")
+            hint = " (thinking may have used the whole output budget: set thinking_budget)" \
+                if "MAX_TOKENS" in str(reason) else ""
+            raise RetryableError(f"gemini: empty response (finish_reason={reason}){hint}")
         usage = response.usage_metadata
         reason = getattr(candidates[0].finish_reason, "value", candidates[0].finish_reason) or "STOP"
         return Completion(text=text, tokens_in=(usage and usage.prompt_token_count) or 0,

@@ -1,0 +1,257 @@
+"""Where per-RM and per-chunk work runs: a Prefect task runner chosen by params `scale`.
+
+- local: Prefect's thread pool inside the stage process, one chunk at a time (the default)
+- dask:  prefect-dask's DaskTaskRunner on an existing scheduler (`scale.address`), or a temporary
+         local cluster when no address is given
+- ray:   prefect-ray's RayTaskRunner (`pip install 'prbench[ray]'`)
+
+Work leaves as chunk tasks whose inputs are the project root, paths and content hashes; results
+come back and are merged in plan order, so the bytes never depend on the runner. The runner is
+ambient (the flow sets it from params), never a task input: where work ran is no part of any
+cache key, of dvc.lock, or of the results. `map_chunks` is the one entry point; any stage with
+per-item work (score, bon_score, RL training per RM) can reuse it."""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import socket
+import threading
+from pathlib import Path
+
+from prefect import task
+from prefect.cache_policies import INPUTS, TASK_SOURCE
+from prefect.states import Failed
+from tqdm.auto import tqdm
+
+from flows.common import INVALID_INPUT, USER_ERRORS, content_hash, retry_unless_invalid_input
+from tasks.errors import ConfigError, did_you_mean
+
+RUNNERS = ("local", "dask", "ray")
+DEFAULTS = {"task_runner": "local", "address": None, "root": None, "chunk_size": 256}
+DASK_NAMES = {"gpu": "GPU", "cpu": "CPU"}   # the names `dask worker --resources "GPU=1"` conventionally uses
+_SCALE: contextvars.ContextVar[dict] = contextvars.ContextVar("prbench_scale", default=DEFAULTS)
+_CWD = threading.Lock()
+
+
+class ChunkFailed(ConfigError):
+    """A chunk ended as invalid input (bad entry, unreadable file): retrying cannot fix it."""
+
+
+# --- configuration -----------------------------------------------------------------------------
+
+def scale_params(params: dict) -> dict:
+    s = {**DEFAULTS, **(params.get("scale") or {})}
+    for key in s:
+        if key not in DEFAULTS:
+            raise ConfigError(f"scale.{key}: {did_you_mean(key, DEFAULTS)}")
+    if s["task_runner"] not in RUNNERS:
+        raise ConfigError(f"scale.task_runner: {did_you_mean(str(s['task_runner']), RUNNERS)}")
+    if s["root"] is not None and not os.path.isabs(str(s["root"])):
+        raise ConfigError(f"scale.root: the absolute path at which workers see the project, got {s['root']!r}")
+    if not isinstance(s["chunk_size"], int) or s["chunk_size"] < 1:
+        raise ConfigError(f"scale.chunk_size: a positive number of items per task, got {s['chunk_size']!r}")
+    return s
+
+
+def unscheduled(entry):
+    """An RM entry without `resources`: where it runs is not part of any cache key."""
+    from tasks.rms.registry import SCHEDULING
+
+    return {k: v for k, v in entry.items() if k != SCHEDULING} if isinstance(entry, dict) else entry
+
+
+@contextlib.contextmanager
+def configured(params: dict, rm: str | None = None):
+    """Run the stage tasks inside on the task runner of `params['scale']`, with the resources of
+    RM `rm`'s entry (e.g. {gpu: 1}) asked for each of its chunk tasks."""
+    from tasks.rms.registry import resource_requests
+
+    entry = (params.get("scoring") or {}).get("rms", {}).get(rm) if rm else None
+    req = resource_requests(rm, entry) if isinstance(entry, dict) else {}
+    token = _SCALE.set({**scale_params(params), "resources": req, "rm": rm})
+    try:
+        yield _SCALE.get()
+    finally:
+        _SCALE.reset(token)
+
+
+def current() -> dict:
+    return _SCALE.get()
+
+
+def make_runner(scale: dict):
+    kind, address = scale["task_runner"], scale["address"]
+    if kind == "local":
+        from prefect.task_runners import ThreadPoolTaskRunner
+
+        return ThreadPoolTaskRunner(max_workers=1)   # the model already uses every core
+    if kind == "dask":
+        from prefect_dask import DaskTaskRunner
+
+        return DaskTaskRunner(address=address) if address else DaskTaskRunner()
+    try:
+        from prefect_ray import RayTaskRunner
+    except ImportError:
+        raise ConfigError("scale.task_runner: ray needs the optional extra: pip install 'prbench[ray]'") from None
+    return RayTaskRunner(address=address) if address else RayTaskRunner()
+
+
+# --- per-RM resources -----------------------------------------------------------------------------
+
+def dask_resources(req: dict) -> dict:
+    return {DASK_NAMES.get(k, k): v for k, v in req.items()}
+
+
+def ray_options(req: dict) -> dict:
+    opts = {"num_gpus": req["gpu"]} if "gpu" in req else {}
+    if "cpu" in req:
+        opts["num_cpus"] = req["cpu"]
+    custom = {k: v for k, v in req.items() if k not in ("gpu", "cpu")}
+    return {**opts, "resources": custom} if custom else opts
+
+
+def submit_options(kind: str, req: dict):
+    """The engine's way of asking for `req` for the tasks submitted inside."""
+    if not req or kind == "local":
+        return contextlib.nullcontext()
+    if kind == "dask":
+        import dask
+
+        return dask.annotate(resources=dask_resources(req))
+    from prefect_ray.context import remote_options
+
+    return remote_options(**ray_options(req))
+
+
+def check_offered(runner, kind: str, req: dict, entry: str) -> None:
+    """Refuse up front what no worker can ever run (a Dask task asking for a resource no worker
+    declares would wait forever)."""
+    if not req or kind == "local":
+        return
+    fmt = lambda d: ", ".join(f"{k}={v:g}" for k, v in sorted(d.items())) or "nothing"  # noqa: E731
+    if kind == "dask":
+        need = dask_resources(req)
+        workers = runner.client.scheduler_info(n_workers=-1)["workers"].values()
+        if workers and not any(all((w.get("resources") or {}).get(k, 0) >= v for k, v in need.items())
+                               for w in workers):
+            offered = sorted({fmt(w.get("resources") or {}) for w in workers})
+            raise ConfigError(f"{entry}.resources: each task needs {fmt(need)}, but no worker of the Dask cluster "
+                              f"offers it (workers offer: {'; '.join(offered)}); start one with "
+                              f"`dask worker <scheduler> --resources \"{fmt(need).replace(', ', ',')}\"`")
+        return
+    import ray
+
+    have = ray.cluster_resources()
+    need = {"GPU" if k == "gpu" else "CPU" if k == "cpu" else k: v for k, v in req.items()}
+    if any(have.get(k, 0) < v for k, v in need.items()):
+        raise ConfigError(f"{entry}.resources: each task needs {fmt(need)}, the Ray cluster has "
+                          f"{fmt({k: have.get(k, 0) for k in need})}")
+
+
+# --- what a worker does around a chunk ------------------------------------------------------------
+
+def worker_label() -> str:
+    try:
+        from distributed import get_worker
+
+        w = get_worker()
+        return f"dask worker {w.name} ({w.address})"
+    except (ImportError, ValueError):
+        pass
+    try:
+        import ray
+
+        if ray.is_initialized() and ray.get_runtime_context().get_worker_id():
+            return f"ray worker {ray.get_runtime_context().get_node_id()[:12]} on {socket.gethostname()}"
+    except (ImportError, AttributeError):
+        pass
+    return f"process {os.getpid()} on {socket.gethostname()}"
+
+
+@contextlib.contextmanager
+def at_root(root: str):
+    """Run with the project root as working directory: params, prompts and model folders are
+    project-relative. A worker process serves one chunk at a time while it has to move there."""
+    if os.getcwd() == root:
+        yield
+        return
+    with _CWD:
+        os.chdir(root)
+        yield
+
+
+_HASHES: dict = {}
+
+
+def check_inputs(root: str, hashes: dict) -> None:
+    """Every input the flow hashed must be here with the same content: one line naming the file and the worker."""
+    if not os.path.isdir(root):
+        raise ConfigError(f"{root}: no project folder there on {worker_label()}; every worker must see the project "
+                          "at the same path (a shared filesystem, or a checkout there with `dvc pull`; scale.root "
+                          "names the path workers see). See README, Scale out")
+    for rel, expected in sorted(hashes.items()):
+        path = Path(root) / rel
+        if not os.access(path, os.R_OK):
+            raise ConfigError(f"{path}: cannot be read on {worker_label()}; every worker must see the project at "
+                              f"{root} (a shared filesystem, or a checkout there with `dvc pull`; scale.root "
+                              "names the path workers see). See README, Scale out")
+        st = path.stat()
+        stamp = (str(path), st.st_size, st.st_mtime_ns)
+        got = _HASHES.get(stamp) or _HASHES.setdefault(stamp, content_hash(path))
+        if got != expected:
+            raise ConfigError(f"{path}: on {worker_label()} its content differs from the flow's "
+                              f"(sha256 {got[:12]} vs {expected[:12]}): sync the workers' copy (dvc pull)")
+
+
+def chunk_task(name: str, fn):
+    """A Prefect task for one chunk: `fn(**args, chunk=chunk, key=key)` -> dict, run at `root` on
+    whichever worker the runner picks. Cached on args + hashes + chunk, not on the root, so a
+    checkout mounted elsewhere keeps its cache; retried unless the input is invalid."""
+    @task(name=name, cache_policy=TASK_SOURCE + INPUTS - "root", persist_result=True, retries=2,
+          retry_delay_seconds=[1, 5], retry_condition_fn=retry_unless_invalid_input)
+    def run_chunk(root: str, args: dict, key: dict, chunk: dict | None):
+        try:
+            check_inputs(root, key.get("inputs", {}))
+            with at_root(root):
+                out = fn(**args, chunk=chunk, key=key)
+        except USER_ERRORS as exc:
+            where = worker_label()
+            return Failed(message=str(exc) if where in str(exc) else f"{exc} (on {where})", name=INVALID_INPUT)
+        return {**out, "worker": worker_label()}
+    return run_chunk
+
+
+# --- the driver side ------------------------------------------------------------------------------
+
+def map_chunks(chunk, args: dict, key: dict, chunks: list, *, label: str = "chunks") -> list[dict]:
+    """Submit one `chunk` task (from chunk_task) per item of `chunks` to the configured runner, with
+    the configured resources; results in the order of `chunks`, each with `cached` set. A chunk
+    that stays failed fails the call (an invalid input at once, as ChunkFailed)."""
+    from prefect.futures import as_completed
+
+    scale = current()
+    resources = scale.get("resources") or {}
+    root = scale["root"] or os.getcwd()   # the project as the workers see it
+    runner = make_runner(scale).duplicate()
+    with runner:
+        check_offered(runner, scale["task_runner"], resources, f"scoring.rms.{scale.get('rm')}")
+        with submit_options(scale["task_runner"], resources):
+            futures = [runner.submit(chunk, parameters={"root": root, "args": args, "key": key, "chunk": c})
+                       for c in chunks]
+        index = {f.task_run_id: i for i, f in enumerate(futures)}
+        states = [None] * len(futures)
+        with tqdm(total=len(futures), desc=label, unit="chunk", disable=None) as bar:
+            for f in as_completed(futures):
+                f.wait()
+                states[index[f.task_run_id]] = f.state
+                bar.update(1)
+    results = []
+    for c, state in zip(chunks, states):
+        if state.is_failed() or state.is_crashed() or not state.is_completed():
+            message = f"{label} chunk {c}: {state.message or state.name}"
+            if state.name == INVALID_INPUT:
+                raise ChunkFailed(state.message)
+            raise RuntimeError(message)
+        results.append({**state.result(), "cached": state.name == "Cached"})
+    return results

@@ -1,0 +1,65 @@
+"""Everything that makes a rerun give the same bytes: seeded generators named by what they draw
+for, a fixed torch thread count, deterministic kernels while training, and saved model folders
+scrubbed of the paths they were loaded from."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+THREADS_ENV = "PRBENCH_TORCH_THREADS"
+
+
+def stable_rng(seed: int, *names: str) -> np.random.Generator:
+    """Seeded by common.seed and the names only, so adding an RM (or a domain, a line) leaves
+    every other draw unchanged."""
+    digest = hashlib.sha256("\x1f".join(names).encode("utf-8")).digest()
+    return np.random.default_rng([int(seed), int.from_bytes(digest[:8], "little")])
+
+
+def fix_threads(n: int | None = None) -> int:
+    """One torch thread count for the whole stage (params common.torch_threads, set by the stage
+    process): reductions split across a different number of threads round differently."""
+    import torch
+
+    n = int(n or os.environ.get(THREADS_ENV) or 2)
+    if torch.get_num_threads() != n:
+        torch.set_num_threads(n)
+    return n
+
+
+@contextlib.contextmanager
+def deterministic(seed: int):
+    """Seeded and deterministic kernels for a training run, restored afterwards (tests share the process)."""
+    import torch
+    from transformers import set_seed
+
+    before = torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")   # what deterministic cuBLAS needs
+    fix_threads()
+    set_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)   # an op without a deterministic kernel warns
+    torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before[0])
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = before[1], before[2]
+
+
+PATH_KEYS = ("_name_or_path", "name_or_path")
+
+
+def scrub_saved(folder: str | Path) -> None:
+    """save_pretrained records where the model was loaded from (a site-packages or checkout path):
+    drop it from every saved JSON so the folder's bytes do not depend on the machine's layout."""
+    for f in sorted(Path(folder).glob("*.json")):
+        data = json.loads(f.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and any(k in data for k in PATH_KEYS):
+            for k in PATH_KEYS:
+                data.pop(k, None)
+            f.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")

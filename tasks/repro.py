@@ -1,0 +1,48 @@
+"""`dvc repro` (or any dvc command) as a child process, its output streamed line by line, with
+the stages that ran and the tail of the output kept for the run's result and failure message."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RUNNING = re.compile(r"Running stage '([^']+)'")
+
+
+@dataclass
+class DvcResult:
+    rc: int
+    ran: list[str] = field(default_factory=list)   # stages DVC ran, in order
+    tail: list[str] = field(default_factory=list)  # last output lines
+
+    def error(self, lines: int = 6) -> str:
+        """The last few lines of output: the stage's own one-line error and DVC's verdict."""
+        return " | ".join(line for line in self.tail[-lines:] if line.strip())
+
+
+def dvc_env() -> dict:
+    """The environment of a dvc child: this venv's tools first on PATH (stages run `python -m ...`),
+    and none of Prefect's per-run variables, so stage processes start flow runs of their own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT__")}
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.setdefault("DVC_NO_ANALYTICS", "1")
+    return env
+
+
+def dvc(root, *args: str, log=print, tail: int = 40) -> DvcResult:
+    """Run `dvc ARGS` in `root`; every output line goes to `log` as it comes."""
+    exe = Path(sys.executable).with_name("dvc")
+    proc = subprocess.Popen([str(exe) if exe.exists() else "dvc", *args], cwd=root, env=dvc_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1)
+    ran, last = [], deque(maxlen=tail)
+    for line in proc.stdout:
+        line = line.rstrip("\n")
+        log(line)
+        last.append(line)
+        if m := RUNNING.search(line):
+            ran.append(m.group(1))
+    return DvcResult(proc.wait(), ran, list(last))

@@ -1,0 +1,108 @@
+"""Several RMs at once through DVC's own experiment queue: in a temp git + DVC repo holding the
+real `score` stage (flows/score.py, a foreach over scoring.rms), two experiments each adding an RM
+are queued with `dvc exp run --queue -S` and run side by side by `dvc queue start -j 2`. Each
+experiment's dvc.lock records its new RM's Parquet with the md5 of a local run of that RM, and the
+RM already in the baseline keeps its locked bytes (DVC did not rerun it)."""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tasks import layout, score
+from tests.conftest import ROOT
+from tests.test_scale import inputs, outputs, scale_project
+from tests.test_versions import commit, dvc, sh
+
+pytestmark = pytest.mark.slow
+
+NEW = {"random": {"kind": "random"}, "length-shorter": {"kind": "length-shorter"}}
+
+
+def score_stage(repo) -> dict:
+    """The project's own score stage, minus the deps (code, other stages' outputs) this repo has not."""
+    spec = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["score"]
+    spec["do"]["deps"] = [d for d in spec["do"]["deps"] if (repo / d).exists()]
+    return {"stages": {"score": spec}}
+
+
+def md5(path) -> str:
+    return hashlib.md5(open(path, "rb").read()).hexdigest()
+
+
+def locked_md5(lock: dict, rm: str) -> str:
+    outs = {o["path"]: o["md5"] for o in lock["stages"][f"score@{rm}"]["outs"]}
+    return outs[layout.scores(rm)["scores"]]
+
+
+def queue(repo, *args: str) -> str:
+    env_keep = os.environ.pop("PREFECT_HOME")   # each queued run then keeps its Prefect state in its own copy
+    try:
+        return dvc(repo, *args)
+    finally:
+        os.environ["PREFECT_HOME"] = env_keep
+
+
+def start_workers(repo, log) -> None:
+    """`dvc queue start -j 2`, its output to a file: the workers it leaves behind hold its stdout open."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PREFECT_HOME", "PYTHONPATH")}
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env["PATH"]
+    with open(log, "wb") as out:
+        subprocess.run([sys.executable, "-m", "dvc", "queue", "start", "-j", "2"], cwd=repo, env=env, stdout=out,
+                       stderr=subprocess.STDOUT, timeout=300, check=True)
+
+
+def test_two_queued_rms_run_at_once_with_local_bytes(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    params = scale_project(repo, rms={"length-longer": {"kind": "length-longer"}})
+    expected = {}
+    for rm, entry in NEW.items():   # the bytes a local run gives, in a scratch copy
+        p = {**params, "scoring": {**params["scoring"], "rms": {rm: entry}}}
+        score.run(p, rm, inputs(repo), outputs(tmp_path / "local", rm))
+        expected[rm] = md5(outputs(tmp_path / "local", rm)["scores"])
+    params["common"]["cache_dir"] = ".prbench-cache"   # relative: every queued run gets its own
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    (repo / "dvc.yaml").write_text(yaml.safe_dump(score_stage(repo), sort_keys=False))
+    (repo / ".gitignore").write_text(".prbench-cache/\n.prefect/\nruns/\ncache/\n")
+    shutil.rmtree(repo / "cache", ignore_errors=True)
+    sh(repo, "git", "init", "-q")
+    dvc(repo, "init", "-q")
+    queue(repo, "repro")
+    commit(repo, "baseline: one RM")
+    base = yaml.safe_load((repo / "dvc.lock").read_text())
+
+    try:
+        for rm, entry in NEW.items():
+            flow = "{" + ", ".join(f"{k}: {v}" for k, v in entry.items()) + "}"
+            queue(repo, "exp", "run", "--queue", "-n", f"add-{rm}", "-S", f"+scoring.rms.{rm}={flow}")
+        start_workers(repo, tmp_path / "queue-start.log")
+        end = time.monotonic() + 900
+        while time.monotonic() < end:
+            status = dvc(repo, "queue", "status")
+            if "Queued" not in status and "Running" not in status:
+                break
+            time.sleep(3)
+        assert status.count("Success") == 2, status + "".join(dvc(repo, "queue", "logs", f"add-{rm}") for rm in NEW)
+    finally:   # no queue worker outlives the test
+        dvc(repo, "queue", "stop", "--kill")
+        end = time.monotonic() + 120
+        while "0 active, 0 idle" not in dvc(repo, "queue", "status") and time.monotonic() < end:
+            time.sleep(2)
+
+    refs = dict(line.split()[::-1] for line in sh(repo, "git", "for-each-ref", "--format=%(objectname) %(refname)",
+                                                  "refs/exps").splitlines())
+    by_name = {ref.rsplit("/", 1)[1]: sha for ref, sha in refs.items()}
+    assert set(by_name) == {f"add-{rm}" for rm in NEW}
+    for rm in NEW:
+        lock = yaml.safe_load(sh(repo, "git", "show", f"{by_name[f'add-{rm}']}:dvc.lock"))
+        assert set(lock["stages"]) == {"score@length-longer", f"score@{rm}"}
+        assert locked_md5(lock, rm) == expected[rm], f"{rm}: the queued run's bytes are a local run's"
+        assert locked_md5(lock, "length-longer") == locked_md5(base, "length-longer")
+        assert lock["stages"]["score@length-longer"] == base["stages"]["score@length-longer"], "not rerun"
+    assert layout.scores("random")["scores"] not in sh(repo, "git", "ls-files"), "outputs stay in DVC's cache"

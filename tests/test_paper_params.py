@@ -1,0 +1,53 @@
+"""The shipped settings (issue 11 items 2, 11, 12): params-paper.yaml scores the released
+benchmark with every pair kept, params-regenerate.yaml regenerates pairs with Gemini, and in
+every file the planner and raw-profile strategies see the same posts."""
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+FILES = ("params.yaml", "params-paper.yaml", "params-regenerate.yaml")
+
+
+def _load(name):
+    return yaml.safe_load((ROOT / name).read_text())
+
+
+def test_the_paper_setting_scores_the_released_pairs_unfiltered():
+    p = _load("params-paper.yaml")
+    assert (p["ingest"]["source"], p["ingest"]["hub_id"], p["ingest"]["layout"], p["ingest"]["splits"]) == \
+        ("hub", "QiyaoMa/Personalized-RewardBench", "rewardbench", ["test"])
+    assert p["pairs"]["source"] == "reference" and p["pairs"]["keep_invalid"] is True and not p["pairs"]["generate"]
+    assert p["pairs"]["splits"] == ["test"] and p["scoring"]["per_domain_limit"] is None
+    assert p["train_rm"]["splits"] == [], "the release has no train split: no trained RM"
+    assert not any(e["kind"] == "bradley-terry" for e in p["scoring"]["rms"].values())
+
+
+def test_the_regeneration_setting_keeps_what_the_paper_file_used_to_do():
+    p = _load("params-regenerate.yaml")
+    assert p["ingest"]["hub_id"] == "alireza7/LaMP-QA" and p["ingest"]["splits"] == ["train", "test"]
+    assert p["pairs"]["source"] == "generate" and p["pairs"]["llm"] == "gemini-flash"
+    assert p["llms"][p["pairs"]["llm"]]["thinking_budget"] == 0
+    assert p["pairs"]["judge"]["kind"] == "llm" and p["pairs"]["keep_invalid"] is False
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_planner_and_raw_profile_get_the_same_post_budget(name):
+    p = _load(name)
+    assert p["rubrics"]["profile_k"] == p["profiles"]["context_k"]
+    assert p["rubrics"]["max_words_per_post"] == p["profiles"]["max_words_per_post"]
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_train_rm_strategy_comment_says_what_scoring_uses(name):
+    text = (ROOT / name).read_text()
+    block = text[text.index("\ntrain_rm:"):]
+    line = next(x for x in block.splitlines() if x.strip().startswith("strategy:"))
+    assert "when scored" not in line and "scoring.strategies" in line
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_every_llm_judge_budget_fits_long_rubrics(name):
+    p = _load(name)
+    for stage in ("pairs", "bon"):
+        assert p[stage]["judge"].get("max_tokens", 0) >= 3 * 20 + 8, f"{stage}.judge.max_tokens"

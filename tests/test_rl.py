@@ -1,0 +1,345 @@
+"""Downstream RL on a tiny random Llama (fast): the reward adapter gives exactly the leaderboard
+scorer's score, failed or NaN rewards are counted and dropped (never a default), two-update PPO /
+GRPO / RLOO runs change the policy, the same seed gives the same checkpoint bytes, RMs left out or
+pairwise-only get a record, rl_eval judges every policy against the untrained baseline (its calls
+cached), and the correlation reads the RL column."""
+import csv
+import json
+import math
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from tasks import layout
+from tasks.artifacts import file_hash, write_table
+from tasks.rms.base import AnswerScore, RewardModel
+from tests.conftest import ROOT
+
+TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] }} <|im_end|> {% endfor %}"
+            "{% if add_generation_prompt %}<|im_start|>assistant {% endif %}")
+SPECIALS = ["<unk>", "<|im_start|>", "<|im_end|>"]
+TOPICS = ["budget travel", "the guitar", "cooking", "a marathon", "painting", "saving money"]
+ASPECTS = [{"aspect": "Budget", "evidence": "little money to spend", "reason": "r"},
+           {"aspect": "Beginner", "evidence": "first time trying it", "reason": "r"}]
+ANSWER_WORDS = "start small and keep a notebook of progress with friends every week".split()
+
+
+def rl_params(model: str, **train) -> dict:
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["scoring"]["rms"] = {"length-longer": {"kind": "length-longer"}, "random": {"kind": "random"},
+                                "pairwise": {"kind": "judge-pairwise", "llm": "test-llm"}}
+    params["llms"]["test-llm"] = {"backend": "dummy", "model": "dummy"}
+    rl = params["rl"]
+    rl.update(rms=["length-longer", "random"], policy={"model": model, "revision": None},
+              prompt=str(ROOT / "prompts" / "bon_policy.txt"), max_reward_failures=100)
+    rl["train"].update({"updates": 2, "batch_size": 4, "micro_batch_size": 2, "num_generations": 2,
+                        "response_length": 6, "actor_lr": 0.01, "critic_lr": 0.01, "train_layers": None, **train})
+    rl["eval"].update(questions_limit=None, max_tokens=6, bootstrap=200)
+    params["bon"]["judge"] = {"kind": "embedding", "encoder": "embedded:all-MiniLM-L6-v2", "partly": 0.35, "well": 0.5}
+    return params
+
+
+def toy_project(root: Path, n_train=6, n_test=3) -> dict:
+    qs, ranked, ctx = [], [], []
+    for i in range(n_train + n_test):
+        qid, topic = f"q{i}", TOPICS[i % len(TOPICS)]
+        qs.append({"id": qid, "domain": "Lifestyle", "split": "train" if i < n_train else "test", "category": "c",
+                   "question": f"How do I start with {topic} ?", "narrative": "secret narrative",
+                   "rubric_aspects": ASPECTS})
+        ranked.append({"question_id": qid, "rank": 1, "item_id": f"{qid}_0", "position": 0, "category": "hobby",
+                       "text": f"I posted about {topic} last year", "score": 1.0})
+        ctx.append({"question_id": qid, "retriever": "bm25", "k": 1, "item_ids": [f"{qid}_0"],
+                    "profile_text": f"[1] (hobby) I posted about {topic} last year"})
+    write_table(qs, root / layout.INGEST["questions"], "questions")
+    write_table(ranked, root / layout.PROFILES["ranked_profile"], "ranked_profile")
+    write_table(ctx, root / layout.PROFILES["profile_context"], "profile_context")
+    return {"questions": str(root / layout.INGEST["questions"]),
+            "ranked_profile": str(root / layout.PROFILES["ranked_profile"]),
+            "profile_context": str(root / layout.PROFILES["profile_context"]),
+            "inferred_rubrics": str(root / layout.RUBRICS["inferred_rubrics"])}
+
+
+@pytest.fixture(scope="module")
+def tiny_policy(tmp_path_factory) -> Path:
+    """A random 2-layer Llama whose word vocabulary covers the toy prompts: its pad is its end-of-turn
+    token, as in SmolLM2, so training must pick another pad."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    from tasks.bon.sample import policy_prompts
+    from tasks.artifacts import read_table
+
+    root = tmp_path_factory.mktemp("toy")
+    inputs = toy_project(root)
+    params = rl_params("unused")
+    qs = read_table(inputs["questions"], "questions").to_pylist()
+    prompts = policy_prompts(qs, read_table(inputs["ranked_profile"], "ranked_profile").to_pylist(), params["rl"])
+    pre = pre_tokenizers.Whitespace()
+    words = {w for m in prompts for w, _ in pre.pre_tokenize_str(m[0]["content"])} | set(ANSWER_WORDS) | {"user", "assistant"}
+    vocab = {w: i for i, w in enumerate(SPECIALS + sorted(words - set(SPECIALS)))}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre
+    core.add_special_tokens(SPECIALS)
+    tok = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="<unk>", bos_token="<|im_start|>",
+                                  eos_token="<|im_end|>", pad_token="<|im_end|>")
+    tok.chat_template = TEMPLATE
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024,
+                         bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True)
+    folder = root / "tiny-policy"
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def outputs(root: Path, rm: str) -> dict:
+    return {k: str(root / v) for k, v in layout.rl_train(rm).items()}
+
+
+class Flaky(RewardModel):
+    """Scores by length, but NaN for every second answer of a call and raises on a marker word."""
+    kind = "flaky-test"
+
+    def identity(self) -> str:
+        return self.kind
+
+    def score_answers(self, items):
+        if any("explode" in a for _, _, a in items):
+            raise RuntimeError("RM server down")
+        return [AnswerScore(math.nan if i % 2 else float(len(a.split()))) for i, (_, _, a) in enumerate(items)]
+
+
+def test_adapter_gives_the_leaderboard_scorers_score(tmp_path, tiny_policy):
+    """Through RMReward and through the PPO module (token ids -> text), the same number score_rows gives."""
+    import torch
+    from transformers import AutoTokenizer
+    from trl.experimental.utils import get_reward
+
+    from tasks.resources import Resources
+    from tasks.rl.reward import RMReward
+    from tasks.rl.trainers import PPOReward, _Rows
+    from tasks.rms import make_rm
+    from tasks.score import score_rows
+    from tasks.strategies import load_contexts
+
+    inputs = toy_project(tmp_path)
+    params = rl_params(str(tiny_policy))
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    questions = {q["id"]: q for q in pq.read_table(inputs["questions"]).to_pylist()}
+    context = load_contexts("raw_profile", inputs["questions"], inputs["profile_context"], None)
+    answers = ["start small and keep a notebook", "keep a notebook of progress with friends every week"]
+    res = Resources(params)
+    for entry in ({"kind": "length-longer"}, {"kind": "random"}, {"kind": "similarity"}):
+        rm = make_rm(entry["kind"], entry, res)
+        pairs = [{"question_id": q, "domain": "d", "split": "test", "chosen": a, "rejected": "x"}
+                 for q, a in zip(("q0", "q1"), answers)]
+        board = [r["score_chosen"] for r in score_rows(rm, "personalised", "raw_profile", pairs, questions, context)]
+        reward = RMReward(rm, {q: questions[q]["question"] for q in questions}, context, 0)
+        assert reward(["q0", "q1"], answers) == board, entry
+
+        tok = AutoTokenizer.from_pretrained(tiny_policy)
+        prompt_ids = [[1, 5, 6], [1, 7, 8]]   # stand-ins: the module maps rows back by prompt ids
+        rows = [[0] * (3 - len(p)) + p + tok.encode(a, add_special_tokens=False) + [2] for p, a in zip(prompt_ids, answers)]
+        width = max(map(len, rows))
+        batch = torch.tensor([r + [0] * (width - len(r)) for r in rows])
+        module = PPOReward(RMReward(rm, {q: questions[q]["question"] for q in questions}, context, 0), tok,
+                           _Rows(prompt_ids, ["q0", "q1"], pad_id=0))
+        _, score, _ = get_reward(module, batch, 0, 3)
+        assert score.tolist() == pytest.approx(board, abs=1e-6), entry   # float32 on the way through torch
+
+
+def test_failed_and_nan_rewards_are_counted_never_defaulted():
+    from tasks.rl.reward import RewardFailures, RMReward
+
+    rm = Flaky("flaky", {})
+    reward = RMReward(rm, {"q": "question"}, {"q": "ctx"}, max_failures=3)
+    assert reward(["q", "q"], ["a b", "c d e"]) == [2.0, None]
+    assert reward(["q"], ["explode now"]) == [None]
+    assert [(s.rollouts, s.failures) for s in reward.steps] == [(2, 1), (1, 1)]
+    assert "RM server down" in reward.steps[1].errors[0]
+    assert reward.steps[0].mean == 2.0, "the step's mean is over the finite rewards only"
+    with pytest.raises(RewardFailures, match="rl.max_reward_failures=3"):
+        reward(["q", "q"], ["explode", "again"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", ["ppo", "grpo", "rloo"])
+def test_two_updates_train_the_policy_and_reruns_give_the_same_bytes(tmp_path, tiny_policy, algorithm):
+    import torch
+    from safetensors.torch import load_file
+    from transformers import AutoModelForCausalLM
+
+    from tasks.rl import train
+
+    inputs = toy_project(tmp_path)
+    params = rl_params(str(tiny_policy))
+    params["rl"]["algorithm"] = algorithm
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    first = train.run(params, "length-longer", inputs, outputs(tmp_path / "a", "length-longer"))
+    assert first["status"] == "trained" and first["updates"] == 2 and first["reward_failures"] == 0
+    folder = Path(outputs(tmp_path / "a", "length-longer")["policy"])
+    state = load_file(str(folder / "policy.safetensors"))
+    base = dict(AutoModelForCausalLM.from_pretrained(tiny_policy).named_parameters())
+    assert sum(not torch.equal(base[k], v) for k, v in state.items()) > len(state) // 2, "the updates moved the weights"
+    assert str(tmp_path) not in (folder / "policy.json").read_text(), "no path in the checkpoint"
+    steps = list(csv.DictReader(open(outputs(tmp_path / "a", "length-longer")["plot_data"])))
+    assert [s["step"] for s in steps] == ["1", "2"] and all(s["reward_mean"] and s["entropy"] for s in steps)
+
+    train.run(params, "length-longer", inputs, outputs(tmp_path / "b", "length-longer"))
+    again = Path(outputs(tmp_path / "b", "length-longer")["policy"])
+    assert [file_hash(folder / f) for f in ("policy.safetensors", "policy.json")] == \
+        [file_hash(again / f) for f in ("policy.safetensors", "policy.json")], "same seed, same checkpoint bytes"
+
+
+@pytest.mark.slow
+def test_ppo_drops_failed_rollouts_and_stops_above_the_budget(tmp_path, tiny_policy, monkeypatch):
+    """Half the rewards are NaN: they are counted per update, the run still trains (finite weights), and
+    a dropped rollout's reward is the critic's own estimate — never a constant like the release's 0.5."""
+    import torch
+    from safetensors.torch import load_file
+
+    from tasks.rl import train, trainers
+    from tasks.rl.reward import RewardFailures
+    from tasks.rms.registry import KINDS
+
+    monkeypatch.setitem(KINDS, Flaky.kind, Flaky)
+    inputs = toy_project(tmp_path)
+    params = rl_params(str(tiny_policy), micro_batch_size=1)   # micro-batches holding only a dropped rollout
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    params["scoring"]["rms"]["flaky"] = {"kind": Flaky.kind}
+    params["rl"]["rms"] = ["flaky"]
+    estimates, given = [], []   # the critic's values offered for dropped rollouts; the rewards trl got
+    estimate, forward = trainers.PPOReward._critic_estimate, trainers.PPOReward.forward_rows
+    monkeypatch.setattr(trainers.PPOReward, "_critic_estimate",
+                        lambda self, full, n: estimates.append(v := estimate(self, full, n)) or v)
+    monkeypatch.setattr(trainers.PPOReward, "forward_rows",
+                        lambda self, ids, mask: given.append(v := forward(self, ids, mask)) or v)
+    m = train.run(params, "flaky", inputs, outputs(tmp_path, "flaky"))
+    assert m["reward_failures"] == 4 and m["reward_failures_per_step"] == [2, 2]
+    state = load_file(str(Path(outputs(tmp_path, "flaky")["policy"]) / "policy.safetensors"))
+    assert all(torch.isfinite(v).all() for v in state.values())
+    rewards = [float(x) for v in given for x in v[:, 0, 0]]
+    dropped = [r for r in rewards if r != int(r)]    # Flaky's own rewards are word counts
+    critic = {round(float(x), 5) for v in estimates for x in v}
+    assert len(dropped) == 4 and all(round(r, 5) in critic for r in dropped), (dropped, critic)
+    steps = list(csv.DictReader(open(outputs(tmp_path, "flaky")["plot_data"])))
+    assert [s["reward_failures"] for s in steps] == ["2", "2"]
+
+    params["rl"]["max_reward_failures"] = 1
+    with pytest.raises(RewardFailures, match="more than rl.max_reward_failures=1"):
+        train.run(params, "flaky", inputs, outputs(tmp_path / "stopped", "flaky"))
+    assert not Path(outputs(tmp_path / "stopped", "flaky")["policy"]).exists(), "nothing saved from a stopped run"
+    from tasks.runlog import read_counters
+
+    assert read_counters(outputs(tmp_path / "stopped", "flaky")["metrics"])["reward_failures"] == 2
+
+
+def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy):
+    from tasks.rl import train
+
+    inputs = toy_project(tmp_path)
+    params = rl_params(str(tiny_policy))
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    params["rl"]["rms"] = ["random"]
+    left_out = train.run(params, "length-longer", inputs, outputs(tmp_path, "length-longer"))
+    pairwise = train.run({**params, "rl": {**params["rl"], "rms": None}}, "pairwise", inputs, outputs(tmp_path, "pairwise"))
+    assert (left_out["status"], pairwise["status"]) == ("not selected", "not RL-capable")
+    for rm in ("length-longer", "pairwise"):
+        out = outputs(tmp_path, rm)
+        assert sorted(p.name for p in Path(out["policy"]).iterdir()) == ["policy.json"]
+        assert Path(out["plot"]).exists() and open(out["plot_data"]).read().startswith("step,")
+    params["rl"]["rms"] = ["random", "no-such-rm"]
+    from tasks.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="rl.rms: unknown name 'no-such-rm'"):
+        train.selection(params["rl"], "random", params["scoring"]["rms"])
+
+
+@pytest.mark.slow
+def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tiny_policy):
+    from tasks.rl import evaluate, train
+    from tasks.runlog import read_counters
+
+    inputs = toy_project(tmp_path)
+    params = rl_params(str(tiny_policy))
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    policies = {}
+    for rm in ("length-longer", "random", "pairwise"):
+        train.run({**params, "rl": {**params["rl"], "rms": ["length-longer", "pairwise"]}}, rm, inputs,
+                  outputs(tmp_path, rm))
+        policies[rm] = outputs(tmp_path, rm)["policy"]
+    out = {k: str(tmp_path / v) for k, v in layout.RL_EVAL.items()}
+    ins = {"questions": inputs["questions"], "ranked_profile": inputs["ranked_profile"], "policies": policies}
+    m = evaluate.run(params, ins, out)
+    table = pq.read_table(out["eval"]).to_pylist()
+    assert [(r["rm"], r["baseline"]) for r in table] == [("(untrained)", True), ("length-longer", False)]
+    assert all(r["questions"] == 3 and r["ci_low"] <= r["mean_score"] <= r["ci_high"] for r in table)
+    assert m["not_trained"] == {"pairwise": {"status": "not RL-capable",
+                                             "reason": "judge-pairwise: pairwise-only, no score for an answer on its own"},
+                                "random": {"status": "not selected", "reason": "rl.rms does not list 'random'"}}
+    answers = pq.read_table(out["answers"]).to_pylist()
+    assert len(answers) == 6 and all("secret" not in (a["text"] or "") for a in answers)
+    assert read_counters(out["metrics"])["judged_answers"] == len({(a["question_id"], a["answer_hash"]) for a in answers})
+    first = file_hash(out["eval"])
+    evaluate.run(params, ins, out)
+    counters = read_counters(out["metrics"])
+    assert counters["llm:length-longer"]["calls"] == 0 and counters["llm:(untrained)"]["cache_hits"] == 3
+    assert file_hash(out["eval"]) == first
+
+
+def test_correlation_reads_the_rl_column_without_the_baseline(tmp_path):
+    from tasks.correlation.rl import load_rl
+
+    rows = [{"rm": "(untrained)", "baseline": True, "question_id": "q1", "judge_score": 0.9},
+            {"rm": "a", "baseline": False, "question_id": "q1", "judge_score": 0.5},
+            {"rm": "a", "baseline": False, "question_id": "q2", "judge_score": None},
+            {"rm": "b", "baseline": False, "question_id": "q1", "judge_score": 0.25}]
+    full = [{**{k: None for k in ("domain", "split", "text", "error", "answer_hash", "finish_reason", "policy")},
+             "valid": r["judge_score"] is not None, **r} for r in rows]
+    from tasks.schemas import RL_ANSWERS
+
+    write_table([{k: r.get(k) for k in RL_ANSWERS.names} for r in full], tmp_path / "answers.parquet", "rl_answers")
+    side = load_rl(str(tmp_path / "answers.parquet"))
+    assert side.per_question == {"a": {"q1": 0.5}, "b": {"q1": 0.25}}
+
+
+def test_rl_stages_depend_on_their_own_rm_and_keys_only():
+    """Adding an RM adds rl_train@<it> and reruns rl_eval (its scoring.rms) only; eval keys never retrain."""
+    do = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["rl_train"]["do"]
+    assert "scoring.rms" not in do["params"] and "rl" not in do["params"] and "rl.eval" not in do["params"]
+    evaluated = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["rl_eval"]
+    assert "rl.train" not in evaluated["params"] and "data/rl/policies" in evaluated["deps"]
+    paper = yaml.safe_load((ROOT / "params-paper.yaml").read_text())["rl"]
+    assert paper["policy"]["model"] == "Qwen/Qwen2.5-0.5B-Instruct" and paper["train"]["batch_size"] == 128
+
+
+@pytest.mark.slow
+def test_flows_listing_another_rm_trains_only_it(tmp_path, tiny_policy, monkeypatch, prefect_harness):
+    """Editing rl.rms reruns every rl_train@<rm> under DVC; the Prefect cache makes that free except for
+    the RM it adds. Then rl_eval sees both policies."""
+    from flows.common import main
+    from flows.rl_eval import rl_eval_flow
+    from flows.rl_train import rl_train_flow
+
+    toy_project(tmp_path)
+    params = rl_params(str(tiny_policy))
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    params["rl"]["rms"] = ["length-longer"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    monkeypatch.chdir(tmp_path)
+    assert main(rl_train_flow, rm="length-longer") == 0 and main(rl_train_flow, rm="random") == 0
+    weights = Path(layout.rl_train("length-longer")["policy"]) / "policy.safetensors"
+    stamp = weights.stat().st_mtime_ns
+    assert json.loads(Path(layout.rl_train("random")["metrics"]).read_text())["status"] == "not selected"
+
+    params["rl"]["rms"] = ["length-longer", "random"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    assert main(rl_train_flow, rm="length-longer") == 0 and weights.stat().st_mtime_ns == stamp, "a cache hit"
+    assert main(rl_train_flow, rm="random") == 0
+    assert json.loads(Path(layout.rl_train("random")["metrics"]).read_text())["status"] == "trained"
+    assert main(rl_eval_flow) == 0
+    assert [r["rm"] for r in pq.read_table(layout.RL_EVAL["eval"]).to_pylist()] == ["(untrained)", "length-longer", "random"]

@@ -1,0 +1,81 @@
+"""RM labels on the leaderboard (issue 11 items 2 and 12): an RM that shares its LLM with the
+pair filter, the pair generator or the BoN judge is flagged (same `llms` entry or same backend
+and model), and the train_rm stage's RM is labelled in-distribution, in the parquet, the metrics
+and the text table; in each shipped params file."""
+import json
+
+import yaml
+
+from tasks import layout, leaderboard
+from tasks.artifacts import read_table, write_table
+from tasks.rm_labels import labels, shares_llm_with
+from tests.conftest import ROOT
+
+QWEN = {"backend": "openai", "model": "Qwen/Qwen2.5-32B-Instruct"}
+LB = {"tie_policy": "strict", "bootstrap": 50, "ci": 0.95, "split": "test", "heatmap_strategy": "none"}
+
+
+def params(**over):
+    p = {"llms": {"qwen": QWEN, "qwen-vllm2": dict(QWEN), "gem": {"backend": "gemini", "model": "gemini-2.5-flash"}},
+         "scoring": {"rms": {"judge": {"kind": "judge-pairwise", "llm": "qwen"},
+                             "same-model": {"kind": "judge-pointwise", "llm": "qwen-vllm2"},
+                             "hub-qwen": {"kind": "seq-cls", "model": "Qwen/Qwen2.5-32B-Instruct"},
+                             "other": {"kind": "seq-cls", "model": "Skywork/Skywork-Reward-Llama-3.1-8B-v0.2"},
+                             "bradley-terry": {"kind": "bradley-terry"}}},
+         "pairs": {"judge": {"kind": "llm", "llm": "qwen"}, "keep_invalid": True, "source": "reference", "llm": "gem"},
+         "bon": {"judge": {"kind": "embedding"}}}
+    for key, value in over.items():
+        group, name = key.split("__")
+        p[group][name] = value
+    return p
+
+
+def test_a_judge_that_filters_nothing_is_no_dependency():
+    assert set(map(tuple, shares_llm_with(params()).values())) == {()}
+
+
+def test_the_pair_filter_and_the_bon_judge_are_flagged_by_entry_or_model():
+    shared = shares_llm_with(params(pairs__keep_invalid=False, bon__judge={"kind": "llm", "llm": "qwen-vllm2"}))
+    assert shared == {"judge": ["bon.judge", "pairs.judge"], "same-model": ["bon.judge", "pairs.judge"],
+                      "hub-qwen": ["bon.judge", "pairs.judge"], "other": [], "bradley-terry": []}
+    gen = shares_llm_with(params(pairs__source="generate",
+                                 scoring__rms={"g": {"kind": "judge-pairwise", "llm": "gem"}}))
+    assert gen == {"g": ["pairs.llm"]}, "the model that wrote the scored pairs"
+
+
+def _scores(rm, kind):
+    return [{"rm": rm, "benchmark": "personalised", "rm_kind": kind, "rm_identity": rm, "strategy": "none",
+             "question_id": f"q{i}", "domain": "Art", "split": "test", "score_chosen": float(i % 3 > 0),
+             "score_rejected": 0.5, "correct": i % 3 > 0, "tie": False, "invalid": False, "truncated": False,
+             "order_consistent": None, "input_hash_chosen": "h", "input_hash_rejected": "h"} for i in range(6)]
+
+
+def test_the_leaderboard_carries_the_labels(tmp_path):
+    p = {**params(bon__judge={"kind": "llm", "llm": "qwen"}), "common": {"seed": 1}, "leaderboard": LB}
+    inputs = {rm: str(write_table(_scores(rm, e["kind"]), tmp_path / f"{rm}.parquet", "scores"))
+              for rm, e in p["scoring"]["rms"].items()}
+    out = {k: str(tmp_path / v) for k, v in layout.LEADERBOARD.items()}
+    metrics = leaderboard.run(p, inputs, out)
+    rows = read_table(out["leaderboard"], "leaderboard").to_pylist()
+    micro = {r["rm"]: r for r in rows if r["domain"] == "micro"}
+    assert micro["judge"]["shares_llm_with"] == "bon.judge" and micro["other"]["shares_llm_with"] == ""
+    assert micro["bradley-terry"]["in_distribution"] and not micro["other"]["in_distribution"]
+    assert metrics["labels"]["judge"] == {"shares_llm_with": ["bon.judge"], "in_distribution": False}
+    assert json.loads((tmp_path / layout.LEADERBOARD["metrics"]).read_text())["labels"]["bradley-terry"][
+        "in_distribution"] is True
+    table = leaderboard.format_table(rows)
+    assert "bradley-terry [in-distribution]" in table and "judge [shares LLM with bon.judge]" in table
+
+
+def _load(name):
+    return yaml.safe_load((ROOT / name).read_text())
+
+
+def test_shipped_settings_flag_what_they_should():
+    assert {rm: v for rm, v in labels(_load("params.yaml")).items() if v["shares_llm_with"]} == {}
+    assert labels(_load("params.yaml"))["bradley-terry"]["in_distribution"]
+    paper = {rm: v["shares_llm_with"] for rm, v in labels(_load("params-paper.yaml")).items() if v["shares_llm_with"]}
+    assert paper == {"qwen32b-pairwise": "bon.judge"}, "the released pairs are not filtered by the 32B judge"
+    regen = labels(_load("params-regenerate.yaml"))
+    assert regen["qwen32b-pairwise"]["shares_llm_with"] == "bon.judge, pairs.judge"
+    assert regen["bradley-terry"]["in_distribution"]
