@@ -33,6 +33,7 @@ def build(root: Path, chunk_size: int) -> None:
     from tasks import layout, train_rm
     from tests.test_scale import inputs, scale_project
 
+    root.mkdir(parents=True)
     params = scale_project(root, rms=RMS, chunk_size=chunk_size)
     params["train_rm"].update(epochs=1, max_length=128, batch_size=8)
     train_rm.run(params, inputs(root), {k: str(root / v) for k, v in layout.TRAIN_RM.items()})

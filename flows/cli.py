@@ -14,9 +14,12 @@ def cmd_run(args) -> int:
     """The main job: the whole DAG on params.yaml, reported to a local Prefect server."""
     if args.no_dvc:
         from flows.common import main
-        from flows.pipeline import pipeline
+        from flows.pipeline import STAGES, pipeline
 
-        return main(pipeline, params_path=args.params)
+        if args.until and args.until not in {s for s, _ in STAGES}:
+            print(f"--until {args.until}: not a stage (one of {', '.join(s for s, _ in STAGES)})", file=sys.stderr)
+            return 2
+        return main(pipeline, params_path=args.params, until=args.until)
     from flows.server import local_server
 
     bindir = str(Path(sys.executable).parent)
@@ -99,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("targets", nargs="*", help="dvc stages to reproduce (default: all)")
     run.add_argument("--no-dvc", action="store_true", help="run the Prefect pipeline in-process instead")
     run.add_argument("--params", default=None, help="params file for --no-dvc (default params.yaml)")
+    run.add_argument("--until", default=None, metavar="STAGE", help="with --no-dvc: stop after this stage")
     run.set_defaults(func=cmd_run)
     val = sub.add_parser("validate", help="check a LaMP-QA file or folder; exit 1 on any problem")
     val.add_argument("path")

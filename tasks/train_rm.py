@@ -5,13 +5,13 @@ Inputs are built by `tasks.rms.seq_cls.encode_many`, the function the scorer use
 pre-tokenized: BERT-style backbones have no EOS token for trl's own text path to append."""
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tasks.artifacts import replace_dir
 from tasks.determinism import deterministic, scrub_saved
 from tasks.errors import ConfigError
 from tasks.rms.seq_cls import SeqClsRM, encode_many
@@ -86,16 +86,6 @@ def train(backbone_path: str, tok, encoded: list, p: dict, seed: int, save_to: P
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     return {"steps": result.global_step, "final_train_loss": round(losses[-1], 6) if losses else None,
             "mean_train_loss": round(result.training_loss, 6)}
-
-
-def replace_dir(src: Path, dst: Path) -> None:
-    """Put a finished folder in place: the old one stays until the new one is complete."""
-    old = dst.with_name(f".{dst.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if dst.exists():
-        os.replace(dst, old)
-    os.replace(src, dst)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def not_trained(out: dict) -> dict:

@@ -38,6 +38,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def prefect_harness():
+    import flows  # noqa: F401 - its lifeline: the harness's server dies with this process, even on SIGKILL
     from prefect.testing.utilities import prefect_test_harness
 
     with prefect_test_harness(server_startup_timeout=120):

@@ -80,7 +80,15 @@ class DaskCluster:
                     self.kill(name)
 
     def alive(self) -> list[str]:
-        return [n for n, p in self.procs.items() if p.poll() is None]
+        """Names whose process group still has a member (the process or anything it started), as `ps` would list."""
+        out = []
+        for name, proc in self.procs.items():
+            try:
+                os.killpg(proc.pid, 0)
+                out.append(name)
+            except ProcessLookupError:
+                pass
+        return out
 
     def _wait(self, ready, timeout: float, what: str) -> None:
         end = time.monotonic() + timeout

@@ -38,7 +38,7 @@ def tiny_params(params: dict) -> dict:
     params["correlation"].update(bootstrap=100, permutations=99)
     if "rl" in params:   # no RL training (each RM still gets its rl_train record); the untrained policy is evaluated
         params["rl"]["rms"] = []
-        params["rl"]["eval"].update(questions_limit=1, bootstrap=100)
+        params["rl"]["eval"].update(questions_limit=1, max_tokens=8, bootstrap=100)
     return params
 
 
@@ -105,6 +105,20 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live processes of process group `pgid` (from /proc; zombies are gone already)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                out.append(int(d.name))
+    return out
 
 
 def wait_for(predicate, timeout: float, step: float = 0.5, what: str = "condition"):

@@ -79,6 +79,8 @@ def reduce_params(repo: Path) -> dict:
     params["bon"].update(questions_limit=1, n=2, max_k=2)
     params["human_eval"]["proxy_limit"] = 1
     params["train_rm"]["epochs"] = 1
+    params["rl"]["train"].update(updates=1, response_length=8, train_layers=1)
+    params["rl"]["eval"].update(questions_limit=1, max_tokens=8, bootstrap=100)
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     return params
 

@@ -73,11 +73,12 @@ def truth(root: Path) -> dict[str, str]:
 
 
 def intended(item_id: str, side: str, dim: str) -> int:
-    """A simulated annotator's rating: general quality 4-5 on both sides, personal fit 5 vs 1-2."""
-    h = hashlib.sha256(f"{item_id}:{side}:{dim}".encode()).digest()[0]
+    """A simulated annotator's rating: personal fit 5 vs 1-2; general quality 4 or 5 per item and
+    dimension, the same on both sides (parity is judged per item, so equal quality means equal there)."""
     if dim == PERSONAL:
+        h = hashlib.sha256(f"{item_id}:{side}:{dim}".encode()).digest()[0]
         return 5 if side == "chosen" else 1 + h % 2
-    return 4 + h % 2
+    return 4 + hashlib.sha256(f"{item_id}:{dim}".encode()).digest()[0] % 2
 
 
 def sides(task: dict, seen: dict) -> dict:

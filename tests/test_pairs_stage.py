@@ -26,7 +26,7 @@ def _run_stage(cwd: Path, env_extra=None, wait=True):
     log = cwd / f"stage-{time.monotonic_ns()}.log"
     with open(log, "w") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "flows.pairs"], cwd=cwd, env=env, stdout=fh,
-                                stderr=subprocess.STDOUT, text=True)
+                                stderr=subprocess.STDOUT, text=True, start_new_session=True)
     if wait:
         proc.wait(timeout=600)
         out = log.read_text()
@@ -60,7 +60,7 @@ def test_sigkill_then_rerun_makes_only_missing_calls(tmp_path):
     while _cached_calls(killed / "cache") < 4:
         assert proc.poll() is None and time.monotonic() < deadline, "stage ended before it could be killed"
         time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
+    os.killpg(proc.pid, signal.SIGKILL)   # its group: the stage and its ephemeral Prefect server
     proc.wait()
     done_before = _cached_calls(killed / "cache")
     assert 4 <= done_before < total

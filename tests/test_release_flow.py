@@ -73,6 +73,11 @@ class Api:
     def latest_artifact(self, key: str) -> dict:
         return self.call(f"artifacts/{key}/latest")
 
+    def artifact_versions(self, key: str) -> list[list[dict]]:
+        """Every version of a table artifact, oldest first: the Artifacts page's history."""
+        arts = self.call("artifacts/filter", {"artifacts": {"key": {"any_": [key]}}, "sort": "CREATED_DESC"})
+        return [json.loads(a["data"]) for a in reversed(arts)]
+
 
 def _watch_fake_hub(params):
     params["releases"]["watch"] = [{"source": "hub", "author": "acme", "pipeline_tag": "text-classification",
@@ -174,6 +179,17 @@ def test_a_release_is_announced_scored_and_committed(served, scored):
     assert {r["rm"] for r in board} >= {RM, "length-longer", "random"}
     note = api.latest_artifact(f"release-{RM}")["data"]
     assert note.startswith(f"**{RM}**: accuracy ") and " of 4" in note and "new on the board" in note
+
+
+def test_the_bon_and_correlation_tables_gain_the_release_under_their_fixed_keys(served, scored):
+    api = served["api"]
+    bon = api.artifact_versions("bon-largest-k")
+    assert len(bon) >= 2, "the baseline's table and the release's, under one key"
+    assert RM not in {r["rm"] for r in bon[0]} and RM in {r["rm"] for r in bon[-1]}
+    assert len({r["k"] for r in bon[-1]}) == 1, "one k: the largest"
+    corr = api.artifact_versions("correlation")
+    assert len(corr) >= 2 and max(r["n_rms"] for r in corr[-1]) == max(r["n_rms"] for r in corr[0]) + 1, \
+        "the correlation now ranks one RM more"
 
 
 def test_the_same_release_seen_again_starts_nothing(served, scored):

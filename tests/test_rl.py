@@ -32,10 +32,11 @@ def rl_params(model: str, **train) -> dict:
                                 "pairwise": {"kind": "judge-pairwise", "llm": "test-llm"}}
     params["llms"]["test-llm"] = {"backend": "dummy", "model": "dummy"}
     rl = params["rl"]
-    rl.update(rms=["length-longer", "random"], policy={"model": model, "revision": None},
+    rl.update(rms=["length-longer", "random"], policy={"model": model, "revision": None}, algorithm="ppo",
               prompt=str(ROOT / "prompts" / "bon_policy.txt"), max_reward_failures=100)
     rl["train"].update({"updates": 2, "batch_size": 4, "micro_batch_size": 2, "num_generations": 2,
-                        "response_length": 6, "actor_lr": 0.01, "critic_lr": 0.01, "train_layers": None, **train})
+                        "response_length": 6, "actor_lr": 0.01, "critic_lr": 0.01, "train_layers": None,
+                        "kl_coef": 0.05, **train})   # > 0: the reference model and the KL column are exercised
     rl["eval"].update(questions_limit=None, max_tokens=6, bootstrap=200)
     params["bon"]["judge"] = {"kind": "embedding", "encoder": "embedded:all-MiniLM-L6-v2", "partly": 0.35, "well": 0.5}
     return params
@@ -187,7 +188,7 @@ def test_two_updates_train_the_policy_and_reruns_give_the_same_bytes(tmp_path, t
     assert sum(not torch.equal(base[k], v) for k, v in state.items()) > len(state) // 2, "the updates moved the weights"
     assert str(tmp_path) not in (folder / "policy.json").read_text(), "no path in the checkpoint"
     steps = list(csv.DictReader(open(outputs(tmp_path / "a", "length-longer")["plot_data"])))
-    assert [s["step"] for s in steps] == ["1", "2"] and all(s["reward_mean"] and s["entropy"] for s in steps)
+    assert [s["step"] for s in steps] == ["1", "2"] and all(s["reward_mean"] and s["entropy"] and s["kl"] for s in steps)
 
     train.run(params, "length-longer", inputs, outputs(tmp_path / "b", "length-longer"))
     again = Path(outputs(tmp_path / "b", "length-longer")["policy"])
@@ -343,3 +344,58 @@ def test_flows_listing_another_rm_trains_only_it(tmp_path, tiny_policy, monkeypa
     assert json.loads(Path(layout.rl_train("random")["metrics"]).read_text())["status"] == "trained"
     assert main(rl_eval_flow) == 0
     assert [r["rm"] for r in pq.read_table(layout.RL_EVAL["eval"]).to_pylist()] == ["(untrained)", "length-longer", "random"]
+
+
+def test_paper_setting_without_a_train_split_fails_with_one_clear_message(tmp_path, tiny_policy):
+    """params-paper.yaml ingests the released benchmark (test only): RL must say so, never train on test."""
+    from tasks.errors import ConfigError
+    from tasks.rl import train
+
+    inputs = toy_project(tmp_path, n_train=0)
+    params = rl_params(str(tiny_policy))
+    paper = yaml.safe_load((ROOT / "params-paper.yaml").read_text())["rl"]
+    params["rl"] = {**paper, "policy": params["rl"]["policy"], "prompt": params["rl"]["prompt"], "rms": None}
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    with pytest.raises(ConfigError, match=r"rl.train.splits: no questions of split\(s\) train .*\(it holds: test\)"):
+        train.run(params, "length-longer", inputs, outputs(tmp_path, "length-longer"))
+    assert not Path(outputs(tmp_path, "length-longer")["policy"]).exists()
+
+
+def test_rl_eval_refuses_to_judge_on_the_training_split(tmp_path, tiny_policy):
+    from tasks.errors import ConfigError
+    from tasks.rl import evaluate
+    from tasks.rl.policy import base_identity, write_checkpoint
+
+    inputs = toy_project(tmp_path)
+    params = rl_params(str(tiny_policy))
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    params["rl"]["eval"]["splits"] = ["test", "train"]
+    folder = tmp_path / "policy"
+    write_checkpoint(folder, {"status": "trained", "base": base_identity(params["rl"]["policy"]),
+                              "train": {"splits": ["train"]}}, None)
+    out = {k: str(tmp_path / v) for k, v in layout.RL_EVAL.items()}
+    with pytest.raises(ConfigError, match="rl.eval.splits: 'train' is also a split 'length-longer' was trained on"):
+        evaluate.run(params, {**inputs, "policies": {"length-longer": str(folder)}}, out)
+    assert not Path(out["eval"]).exists()
+
+
+@pytest.mark.slow
+def test_grpo_leaves_failed_rewards_out_never_a_default(tmp_path, tiny_policy, monkeypatch):
+    """GRPO gets None for a NaN reward: counted per update, and trl's logged reward mean is the mean of
+    the finite rewards alone (a default such as 0 or 0.5 would move it)."""
+    from tasks.rl import train, trainers
+    from tasks.rms.registry import KINDS
+
+    monkeypatch.setitem(KINDS, Flaky.kind, Flaky)
+    logs, step_logs = [], trainers.step_logs
+    monkeypatch.setattr(trainers, "step_logs", lambda tr: logs.append(tr.state.log_history) or step_logs(tr))
+    inputs = toy_project(tmp_path)
+    params = rl_params(str(tiny_policy))
+    params["rl"].update(algorithm="grpo", rms=["flaky"])
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    params["scoring"]["rms"]["flaky"] = {"kind": Flaky.kind}
+    m = train.run(params, "flaky", inputs, outputs(tmp_path, "flaky"))
+    assert m["reward_failures"] == 4 and m["reward_failures_per_step"] == [2, 2]
+    steps = list(csv.DictReader(open(outputs(tmp_path, "flaky")["plot_data"])))
+    logged = [h["reward"] for h in logs[0] if "reward" in h]
+    assert logged == pytest.approx([float(s["reward_mean"]) for s in steps], abs=1e-5)

@@ -15,7 +15,7 @@ import yaml
 
 from flows import server
 from tests.conftest import ROOT, SAMPLE
-from tests.serve_project import PRBENCH, alive, children, cmdline, env, kill_group, make_repo, wait_for
+from tests.serve_project import PRBENCH, alive, children, cmdline, env, group_members, kill_group, make_repo, wait_for
 
 ORPHAN_GRACE_S = 15   # the lifeline polls every 0.5 s, then SIGTERM; uvicorn needs a moment to exit
 
@@ -41,7 +41,8 @@ def _kill_group_of(pid):
 
 
 @pytest.mark.slow
-def test_server_starts_answers_health_and_stops_by_process_group(tmp_path):
+def test_server_starts_answers_health_and_stops_by_process_group(tmp_path, monkeypatch):
+    monkeypatch.setenv("PREFECT_UI_API_URL", "http://127.0.0.1:4200/api")   # a stale setting must not win
     start = time.monotonic()
     srv = server.start(home=tmp_path / "home")
     print(f"server up in {time.monotonic() - start:.1f} s")
@@ -69,10 +70,10 @@ def test_prbench_server_dies_with_a_sigkilled_parent(tmp_path):
     server_pid = None
     try:
         server_pid = int(parent.stdout.readline())
-        assert alive(server_pid)
+        assert server_pid in group_members(server_pid), "the server leads a process group of its own"
         parent.send_signal(signal.SIGKILL)
         parent.wait()
-        wait_for(lambda: not alive(server_pid), ORPHAN_GRACE_S, what="the orphaned server to exit")
+        wait_for(lambda: not group_members(server_pid), ORPHAN_GRACE_S, what="the orphaned server's group to exit")
     finally:
         kill_group(parent)
         _kill_group_of(server_pid)   # when the test fails: leave nothing running
@@ -114,9 +115,10 @@ def test_no_server_outlives_a_sigkilled_prbench_run(tmp_path):
         line = wait_for(lambda: run.stdout.readline(), 180, step=0, what="prbench run's first line")
         assert "Prefect server at http://127.0.0.1:" in line, line
         srv = next(p for p in children(run.pid) if "server start" in cmdline(p))
+        assert srv in group_members(srv), "the server leads a process group of its own"
         run.send_signal(signal.SIGKILL)   # dvc and its stage carry on without a server; the test's group kill ends them
         run.wait()
-        wait_for(lambda: not alive(srv), ORPHAN_GRACE_S, what="prbench run's server to exit")
+        wait_for(lambda: not group_members(srv), ORPHAN_GRACE_S, what="prbench run's server (its group) to exit")
     finally:
         kill_group(run)
         _kill_group_of(srv)
@@ -142,18 +144,20 @@ def test_prbench_run_reproduces_with_dvc_reporting_to_its_own_server(tmp_path):
 
 @pytest.mark.slow
 def test_prbench_run_no_dvc_runs_the_pipeline_in_process(tmp_path):
+    """`--no-dvc` runs flows/pipeline.py in this process, in DAG order, stopping after `--until`
+    (the whole in-process pipeline is tests/test_flows.py's); DVC is not used, no server started."""
     repo = make_repo(tmp_path / "repo")
     lock = (repo / "dvc.lock").read_bytes() if (repo / "dvc.lock").exists() else None
-    proc = subprocess.run([*PRBENCH, "run", "--no-dvc"], cwd=repo,
-                          env=env(PREFECT_HOME=str(tmp_path / "home")), capture_output=True, text=True, timeout=1500)
+    proc = subprocess.run([*PRBENCH, "run", "--no-dvc", "--until", "profiles"], cwd=repo,
+                          env=env(PREFECT_HOME=str(tmp_path / "home")), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    board = repo / "data/leaderboard/leaderboard.parquet"
-    assert board.exists() and (repo / "data/correlation/correlation.parquet").exists()
-    import pyarrow.parquet as pq
-
-    assert {"length-longer", "length-shorter", "random"} <= set(pq.read_table(board).column("rm").to_pylist())
+    assert (repo / "data/ingest/questions.parquet").exists() and (repo / "data/profiles/context.parquet").exists()
+    assert not (repo / "data/rubrics/inferred.parquet").exists(), "the pipeline stopped after --until"
     assert ((repo / "dvc.lock").read_bytes() if (repo / "dvc.lock").exists() else None) == lock, "DVC was not used"
     assert "Prefect server at" not in proc.stdout
+    bad = subprocess.run([*PRBENCH, "run", "--no-dvc", "--until", "profile"], cwd=repo, env=env(),
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("--until profile: not a stage (one of ingest, ")
 
 
 def _api(url: str, route: str, body=None):

@@ -132,8 +132,12 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     if stale:
         raise ConfigError(f"rl.policy: the checkpoint of '{stale[0]}' was trained from {manifests[stale[0]]['base']}, "
                           f"not {base_id}; rerun rl_train")
-    base, kwargs = pol.base_folder(p["policy"], res.cache_dir)
     trained = [rm for rm, m in manifests.items() if m["status"] == TRAINED]
+    seen = [(rm, s) for rm in trained for s in manifests[rm]["train"]["splits"] if s in e["splits"]]
+    if seen:   # a policy judged on the questions it was trained on says nothing about the RM
+        raise ConfigError(f"rl.eval.splits: '{seen[0][1]}' is also a split '{seen[0][0]}' was trained on "
+                          "(rl.train.splits); evaluate on held-out questions")
+    base, kwargs = pol.base_folder(p["policy"], res.cache_dir)
     rows, stats = [], {}
     fix_threads()   # greedy decoding's float sums, like training's, depend on the thread count
     for name in [BASELINE, *trained]:

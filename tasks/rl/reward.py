@@ -29,10 +29,10 @@ class Step:
 
 
 def rl_capable(rm) -> bool:
-    """RL needs a score for one answer alone: pairwise-only kinds do not implement score_answers."""
-    from tasks.rms.base import RewardModel
+    """RL needs a score for one answer alone: BoN's test (pairwise-only kinds lack score_answers)."""
+    from tasks.rms.registry import pointwise_kind
 
-    return type(rm).score_answers is not RewardModel.score_answers
+    return pointwise_kind({"kind": rm.kind})
 
 
 class RMReward:

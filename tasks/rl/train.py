@@ -6,12 +6,13 @@ alone, gets the same files with status "not selected" / "not RL-capable", so the
 from __future__ import annotations
 
 import csv
-import os
+import io
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
+from tasks.artifacts import replace_dir, write_text
 from tasks.errors import ConfigError, did_you_mean
 from tasks.rl import NOT_CAPABLE, NOT_SELECTED, TRAINED, TRAIN_PARAMS, rl_params
 
@@ -33,10 +34,13 @@ def train_prompts(inputs: dict, p: dict) -> tuple[list[dict], list[list[dict]]]:
     from tasks.bon.sample import pick_questions, policy_prompts
 
     t = p["train"]
-    questions = pick_questions(read_table(inputs["questions"], "questions").to_pylist(),
-                               {"splits": t["splits"], "domains": None, "questions_limit": t["questions_limit"]})
-    if not questions:
-        raise ConfigError(f"rl.train.splits: no questions in splits {t['splits']} of {inputs['questions']}")
+    everything = read_table(inputs["questions"], "questions").to_pylist()
+    questions = pick_questions(everything, {"splits": t["splits"], "domains": None, "questions_limit": t["questions_limit"]})
+    if not questions:   # e.g. the paper setting: the released benchmark is test-only
+        held = ", ".join(sorted({q["split"] for q in everything})) or "none"
+        raise ConfigError(f"rl.train.splits: no questions of split(s) {', '.join(t['splits'])} in {inputs['questions']} "
+                          f"(it holds: {held}); RL trains on questions the benchmark does not test: ingest a train "
+                          "split (ingest.splits; the release trains PPO on LaMP-QA's train questions) or set rl.rms: []")
     ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
     return questions, policy_prompts(questions, ranked, p)
 
@@ -81,14 +85,11 @@ def _r6(x):
 
 
 def write_steps(rows: list[dict], path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=STEP_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows({k: ("" if r[k] is None else r[k]) for k in STEP_COLUMNS} for r in rows)
-    os.replace(tmp, path)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=STEP_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    w.writerows({k: ("" if r[k] is None else r[k]) for k in STEP_COLUMNS} for r in rows)
+    write_text(buf.getvalue(), path)
 
 
 def plot_steps(rows: list[dict], title: str, path) -> None:
@@ -110,16 +111,6 @@ def plot_steps(rows: list[dict], title: str, path) -> None:
         ax.set_title(label, fontsize=9)
     fig.suptitle(title, fontsize=10)
     save(fig, path)
-
-
-def replace_dir(src: Path, dst: Path) -> None:
-    """Put a finished folder in place (as tasks/train_rm.py does): the old one stays until the new is complete."""
-    old = dst.with_name(f".{dst.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if dst.exists():
-        os.replace(dst, old)
-    os.replace(src, dst)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def publish(manifest: dict, state: dict | None, target: Path) -> None:

@@ -165,6 +165,7 @@ def ppo(policy, value_model, tok, prompt_ids, question_ids, reward, t: dict, see
         local_rollout_forward_batch_size=micro, num_ppo_epochs=int(t["ppo_epochs"]),
         total_episodes=int(t["updates"]) * batch if t.get("updates") else None, num_train_epochs=float(t["epochs"]),
         response_length=int(t["response_length"]), temperature=float(t["temperature"]), kl_coef=float(t["kl_coef"]),
+        lam=float(t["lam"]), cliprange_value=float(t["cliprange_value"]),
         stop_token="eos", missing_eos_penalty=None, num_sample_generations=0, logging_steps=1,
         **_common_args())
     rows = _Rows(prompt_ids, question_ids, tok.pad_token_id)

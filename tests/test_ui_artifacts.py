@@ -1,0 +1,63 @@
+"""Results in the Prefect UI: the leaderboard, BoN and correlation tables are table artifacts under
+fixed keys, so a second run adds a version under the same key (the Artifacts page's history)
+instead of a new, unrelated artifact; each table holds the rows a user reads, CIs included."""
+import json
+
+from prefect import flow
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+from flows import ui
+
+
+def _board(acc_a: float) -> list[dict]:
+    def row(rm, strategy, domain, acc, lo, hi):
+        return {"rm": rm, "strategy": strategy, "domain": domain, "accuracy": acc, "ci_low": lo, "ci_high": hi,
+                "n": 40, "ties": 0, "invalid": 0, "evaluation_only": False}
+    return [row("a", "none", "micro", acc_a, 0.4, 0.8), row("b", "none", "micro", 0.7, 0.55, 0.85),
+            row("a", "none", "Art", 0.9, 0.1, 1.0),                    # a domain row: not on the micro board
+            row("a", "oracle", "micro", 0.5, 0.3, 0.7), row("b", "oracle", "micro", None, None, None)]
+
+
+CURVE = [{"rm": rm, "method": "best_of_k", "k": k, "domain": dom, "judge_score": s, "ci_low": s - 0.1,
+          "ci_high": s + 0.1, "n_questions": 3}
+         for rm, k, dom, s in [("a", 1, "all", 0.5), ("a", 4, "all", 0.6), ("b", 4, "all", 0.8),
+                               ("b", 1, "all", 0.9), ("a", 4, "Art", 0.2)]]
+CORR = [{"benchmark": "leaderboard", "downstream": "bon", "metric": "spearman", "value": 0.8123456, "ci_low": 0.1,
+         "ci_high": 1.0, "p_value": 0.2, "n_rms": 4, "status": "ok"}]
+
+
+@flow
+def publish(acc_a: float):
+    ui.leaderboard(_board(acc_a))
+    ui.bon(CURVE)
+    ui.correlation(CORR)
+
+
+def _versions(key: str) -> list[list[dict]]:
+    with get_client(sync_client=True) as client:
+        arts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+    assert all(a.type == "table" for a in arts), [a.type for a in arts]
+    return [json.loads(a.data) if isinstance(a.data, str) else a.data
+            for a in sorted(arts, key=lambda a: a.created)]
+
+
+def test_tables_keep_fixed_keys_and_their_history(prefect_harness):
+    publish(0.6)
+    publish(0.75)
+    boards = _versions(ui.LEADERBOARD_KEY)
+    assert len(boards) == 2, "a second run is a new version under the same key"
+    first, latest = boards
+    # micro rows only, best first within each strategy, an unscored RM last; 4-digit cells
+    assert [(r["strategy"], r["rm"], r["accuracy"]) for r in first] == [
+        ("none", "b", 0.7), ("none", "a", 0.6), ("oracle", "a", 0.5), ("oracle", "b", None)]
+    assert [(r["rm"], r["accuracy"]) for r in latest[:2]] == [("a", 0.75), ("b", 0.7)]
+    assert latest[0]["ci_low"] == 0.4 and latest[0]["ci_high"] == 0.8 and latest[0]["n"] == 40
+
+    bon = _versions(ui.BON_KEY)[-1]
+    assert [(r["rm"], r["k"], r["judge_score"]) for r in bon] == [("b", 4, 0.8), ("a", 4, 0.6)], \
+        "only the largest k, over all domains, best first"
+    assert bon[0]["ci_low"] == 0.7 and bon[0]["ci_high"] == 0.9
+
+    corr = _versions(ui.CORRELATION_KEY)
+    assert len(corr) == 2 and corr[-1] == [{**CORR[0], "value": 0.8123}]
