@@ -79,3 +79,14 @@ def test_per_question_rows_count_every_exclusion_and_draw_reference_lines():
     assert get[("rm", "q2", 4, "expected")] is None                                            # nothing usable
     assert get[(ORACLE, "q1", 4, "expected")] == 1.0 and get[(ORACLE, "q2", 1, "first_k")] == 0.5
     assert get[(RANDOM, "q2", 4, "expected")] == pytest.approx(0.375) == get[(RANDOM, "q2", 1, "expected")]
+
+
+def test_an_infinite_rm_score_neither_wins_nor_counts_as_scored():
+    """+inf would win every Best-of-k and -inf lose it: like NaN, neither is a usable score."""
+    samples = [_sample("q1", 0), _sample("q1", 1), _sample("q1", 2)]
+    judged = {("q1", "q1-0"): 0.2, ("q1", "q1-1"): 1.0, ("q1", "q1-2"): 0.6}
+    rm = {("q1", 0): float("inf"), ("q1", 1): float("-inf"), ("q1", 2): 0.5}
+    rows, excluded = per_question_rows(samples, judged, {"rm": rm}, [1, 4])
+    assert excluded["rm"]["no_rm_score"] == 2
+    get = {(r["k"], r["method"]): r["judge_score"] for r in rows if r["rm"] == "rm"}
+    assert get[(4, "first_k")] == 0.6 and get[(1, "expected")] == 0.6   # the one finite candidate

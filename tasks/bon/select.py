@@ -18,7 +18,8 @@ METHODS = ("first_k", "expected")
 
 
 def usable(score) -> bool:
-    return score is not None and not math.isnan(score)
+    """As the leaderboard's: NaN and +-inf can neither win nor lose a Best-of-k."""
+    return score is not None and math.isfinite(score)
 
 
 def first_k_pick(cands: list[Candidate], k: int) -> int | None:
