@@ -63,7 +63,7 @@ def _copy_repo(dst: Path) -> None:
 def _dvc(cwd, *args, env=None):
     env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"], **(env or {})}
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run(["dvc", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=1200)
+    proc = subprocess.run(["dvc", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=3600)   # a full warm rerun retrains; a loaded box is slow
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 
@@ -93,7 +93,7 @@ def _repro(repo: Path):
 
 
 def _finish(proc) -> str:
-    out, _ = proc.communicate(timeout=1800)
+    out, _ = proc.communicate(timeout=3600)
     assert proc.returncode == 0, out[-4000:]
     return out
 
