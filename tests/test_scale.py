@@ -105,7 +105,7 @@ def test_mixed_models_across_workers_are_refused():
 
 
 def test_a_worker_that_cannot_read_an_input_names_the_path_and_itself(project, tmp_path):
-    from flows.common import INVALID_INPUT, hashes
+    from flows.common import INVALID_INPUT
     from flows.runner import worker_label
     from flows.score import score_chunk_task
 
@@ -121,7 +121,7 @@ def test_a_worker_that_cannot_read_an_input_names_the_path_and_itself(project, t
     state = score_chunk_task.fn(root=str(tmp_path / "empty"), args=args, key=key, chunk=chunk)
     missing = tmp_path / "empty" / layout.INGEST["questions"]
     assert state.message.startswith(f"{missing}: cannot be read on {worker_label()}")
-    stale = {"inputs": {p: "0" * 64 for p in hashes(rel)}}
+    stale = {"inputs": {p: "0" * 64 for p in rel.values()}}   # every input, a hash it does not have
     state = score_chunk_task.fn(root=str(root), args=args, key=stale, chunk=chunk)
     assert state.name == INVALID_INPUT and "its content differs from the flow's" in state.message
 
