@@ -19,7 +19,30 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 FAULTS = ("429", "500", "503", "timeout", "malformed", "empty")
 
 
-class FakeServer:
+class LocalHTTP:
+    """A stdlib HTTP server on 127.0.0.1 in a daemon thread, as a context manager (every fake here)."""
+    _httpd: ThreadingHTTPServer | None = None
+
+    def _listen(self, handler) -> "LocalHTTP":
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class FakeServer(LocalHTTP):
     """Base: threading, fault schedule, counters. Subclasses implement `respond`."""
 
     def __init__(self, handler=None, *, api_key: str | None = None, faults=None, fault_rate: float = 0.0,
@@ -35,7 +58,6 @@ class FakeServer:
         self.served = 0   # fault-free answers: exactly one per request a client completed
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
 
     # --- lifecycle --------------------------------------------------------------------------
     def start(self) -> "FakeServer":
@@ -56,22 +78,7 @@ class FakeServer:
             def log_message(self, *args):   # silent: never print requests (or their headers)
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
+        return self._listen(Handler)
 
     @property
     def port(self) -> int:

@@ -17,19 +17,20 @@ import json
 import re
 import threading
 from datetime import datetime, timedelta, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
+
+from tests.fakes import LocalHTTP
 
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
-class FakeHub:
+class FakeHub(LocalHTTP):
     def __init__(self):
         self.repos: dict[str, dict] = {}
         self.requests: list[tuple[str, str]] = []   # (method, path) in arrival order
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
 
     # --- content --------------------------------------------------------------------------------
     def release(self, repo_id: str, folder: str | Path, *, tags=("text-classification",),
@@ -164,22 +165,7 @@ class FakeHub:
             def log_message(self, *args):
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
+        return self._listen(Handler)
 
     @property
     def url(self) -> str:
