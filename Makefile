@@ -25,13 +25,14 @@ run: $(STAMP)
 browser:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
+# Two test processes (a module stays on one: its fixtures are built once); the slowest tests are listed at the end
 test: $(STAMP) browser
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q tests
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=10 tests
 
 # The fast set, for development: no stage process, dvc repro, server or browser (marked slow).
 # CI runs `make test`, which runs everything.
 test-fast: $(STAMP)
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -m "not slow" tests
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not slow" tests
 
 clean-outputs:
 	rm -rf data/ingest data/profiles data/rubrics data/pairs data/models data/scores data/leaderboard data/bon \

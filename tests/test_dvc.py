@@ -60,36 +60,60 @@ def _copy_repo(dst: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=dst, check=True)
 
 
-def _dvc(cwd, *args, env=None):
-    env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"], **(env or {})}
-    env.pop("PYTHONPATH", None)
-    proc = subprocess.run(["dvc", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=3600)   # a full warm rerun retrains; a loaded box is slow
+def _dvc(cwd, *args):
+    proc = subprocess.run(["dvc", *args], cwd=cwd, env=_clone_env(), capture_output=True, text=True, timeout=3600)   # a full warm rerun retrains; a loaded box is slow
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 
 
+# One RM of each kind: a rule, a seeded one, an encoder, the trained one, an LLM judge (SmolLM2's
+# log-probs: the floats most exposed to batch and thread effects). The others repeat their kind's code.
+REDUCED_RMS = ("length-longer", "random", "similarity", "bradley-terry", "smollm2-pointwise")
+
+
 def reduce_params(repo: Path) -> dict:
-    """The default params on a few questions: every stage and every RM still runs, with the real
-    SmolLM2, MiniLM and trl training (every reference pair is still selected)."""
+    """The default params on a few questions and short prompts: every stage runs, with the real
+    MiniLM, trl training (reward model and RL policy), SmolLM2 as the judge RM and the sampling BoN
+    policy (temperature 1, seeded). The text-writing stages (planner, pair writer, generic pairs,
+    annotator proxy) use the dummy LLM: greedy SmolLM2 text is what the BoN policy already shows,
+    and their calls were most of this test's time."""
+    from tests.stage_project import DUMMY
+
     params = yaml.safe_load((repo / "params.yaml").read_text())
-    params["rubrics"]["questions_limit"] = 2
-    params["pairs"]["generate_per_domain"] = 1
+    params["llms"]["writer"] = dict(DUMMY)
+    for stage, key in (("rubrics", "llm"), ("pairs", "llm"), ("generic_pairs", "llm"), ("human_eval", "proxy_llm")):
+        params[stage][key] = "writer"
+    params["profiles"].update(context_k=2, max_words_per_post=30)
+    params["rubrics"].update(questions_limit=1, profile_k=2, max_words_per_post=30)
+    params["pairs"].update(generate_per_domain=1, profile_k=2, max_words_per_post=30)
     params["generic_pairs"]["per_domain_limit"] = 1
-    params["scoring"]["per_domain_limit"] = 1
-    params["bon"].update(questions_limit=1, n=2, max_k=2)
+    params["scoring"].update(per_domain_limit=1, strategies=["raw_profile", "planner"])
+    params["scoring"]["rms"] = {k: v for k, v in params["scoring"]["rms"].items() if k in REDUCED_RMS}
+    params["bon"].update(questions_limit=1, n=2, max_k=2, max_tokens=24, max_words=20, profile_k=2,
+                         max_words_per_post=30, bootstrap=100)
     params["human_eval"]["proxy_limit"] = 1
-    params["train_rm"]["epochs"] = 1
+    params["train_rm"].update(epochs=1, max_length=256)
+    params["leaderboard"]["bootstrap"] = 100
+    params["correlation"].update(bootstrap=100, permutations=99)
     params["rl"]["train"].update(updates=1, response_length=8, train_layers=1)
     params["rl"]["eval"].update(questions_limit=1, max_tokens=8, bootstrap=100)
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     return params
 
 
-def _repro(repo: Path):
+def _clone_env() -> dict:
+    """A fresh clone's environment: this venv on PATH, the clone's own Prefect home (its result
+    store is a cache too: a shared one would make the second clone warm), no PYTHONPATH."""
     env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
-    env.pop("PYTHONPATH", None)
-    return subprocess.Popen(["dvc", "repro"], cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+    for var in ("PYTHONPATH", "PREFECT_HOME", "PREFECT_API_URL"):
+        env.pop(var, None)
+    return env
+
+
+def _repro(repo: Path):
+    """`prbench run` (the main job: `dvc repro` with one local Prefect server for all its stages)."""
+    return subprocess.Popen([sys.executable, "-m", "flows.cli", "run"], cwd=repo, env=_clone_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
 def _finish(proc) -> str:
@@ -136,7 +160,7 @@ def test_two_cold_clones_at_different_paths_agree_and_a_warm_rerun_gives_the_sam
 
     for rel in files:        # every output gone; the LLM and embedding caches stay warm
         (a / rel).unlink()
-    _dvc(a, "repro")
+    _finish(_repro(a))
     assert _outputs(a) == files, "a warm rerun gives the same bytes"
     assert (a / "dvc.lock").read_text() == lock
 
