@@ -37,6 +37,19 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
+def stage_server(tmp_path_factory):
+    """One local Prefect server for the stage processes tests start, as `prbench run` gives its
+    stages: without it each process starts an ephemeral one (10-60 s apiece on 2 busy cores)."""
+    from flows import server
+
+    srv = server.start(home=tmp_path_factory.mktemp("stage-server-home"))
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="session")
 def prefect_harness():
     import flows  # noqa: F401 - its lifeline: the harness's server dies with this process, even on SIGKILL
     from prefect.testing.utilities import prefect_test_harness

@@ -67,6 +67,10 @@ def make_repo(dst: Path, edit=None) -> Path:
     rt.indent(mapping=2, sequence=4, offset=2)
     params = rt.load((dst / "params.yaml").read_text())
     tiny_params(params)
+    if "rl" in params:   # the untrained policy rl_eval runs: a tiny random Llama, not SmolLM2's ~1 min GGUF conversion
+        from tests.test_llm_transformers import build_tiny_llama
+
+        params["rl"]["policy"]["model"] = str(build_tiny_llama(dst.parent / "tiny-policy", max_positions=4096))
     if edit:
         edit(params)
     with open(dst / "params.yaml", "w") as fh:

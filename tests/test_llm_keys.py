@@ -47,12 +47,13 @@ def test_gemini_key_never_leaks(no_keys, tmp_path, caplog, capsys):
     caplog.set_level(logging.DEBUG)
     seen = []
     with FakeGeminiServer(api_key=SECRET, faults=["429", "timeout", "malformed", "503"],
-                          timeout_sleep_s=1.0) as server:
+                          timeout_sleep_s=1.5) as server:
         backend = make_backend({"backend": "gemini", "model": "gemini-test", "base_url": server.url,
-                                "timeout_s": 0.5})
+                                "timeout_s": 1.0})
         llm = LLM(backend, CallCache(tmp_path / "calls.sqlite"), max_retries=5, backoff_base_s=0.01)
         out = llm.generate_many([(MSG, GenParams(seed=i), 0) for i in range(3)])
-        assert all(o.text.startswith("echo") for o in out) and llm.stats.retries == 4
+        assert all(o.text.startswith("echo") for o in out)
+        assert llm.stats.retries == server.requests - 3 >= 4, "every fault retried; one more request each"
         seen += [repr(backend), repr(llm), backend.identity(), llm.generate_key(MSG, GenParams()), str(vars(llm))]
     with FakeGeminiServer(api_key="the-right-key") as server:   # ours is wrong here
         wrong = LLM(make_backend({"backend": "gemini", "model": "m", "base_url": server.url}),

@@ -16,7 +16,7 @@ def _no_key(monkeypatch):
 
 def _llm(server, tmp_path, **kw):
     backend = make_backend({"backend": "openai", "model": "local-model", "base_url": server.url + "/v1",
-                            "timeout_s": 0.5})
+                            "timeout_s": 1.0})
     return LLM(backend, CallCache(tmp_path / "calls.sqlite"), backoff_base_s=0.01, backoff_max_s=0.05, **kw)
 
 
@@ -32,13 +32,16 @@ def test_generation(tmp_path):
 
 @pytest.mark.slow
 def test_retries_then_real_answers_in_order(tmp_path):
-    with FakeOpenAIServer(faults=["429", "empty", "malformed", "500", "timeout"], timeout_sleep_s=1.0) as server:
+    with FakeOpenAIServer(faults=["429", "empty", "malformed", "500", "timeout"], timeout_sleep_s=1.5) as server:
         llm = _llm(server, tmp_path, concurrency=4, max_retries=6)
         reqs = [([{"role": "user", "content": f"q{i}"}], GenParams(seed=i), 0) for i in range(12)]
         out = llm.generate_many(reqs)
     assert all(isinstance(o, Completion) for o in out)
     assert [o.text for o in out] == [f"echo[{i}]: q{i}" for i in range(12)]
-    assert llm.stats.retries == 5 and server.served == 12
+    # each attempt is one request; a retry beyond the 5 faults is an answer the client stopped
+    # waiting for (its timeout, on a loaded box), which the server did serve
+    assert llm.stats.retries == server.requests - 12 >= 5
+    assert llm.stats.retries - 5 == server.served - 12
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ def _gemini_key(monkeypatch):
 
 
 def _llm(server, tmp_path, **kw):
-    backend = make_backend({"backend": "gemini", "model": "gemini-test", "base_url": server.url, "timeout_s": 0.5})
+    backend = make_backend({"backend": "gemini", "model": "gemini-test", "base_url": server.url, "timeout_s": 1.0})
     opts = {"concurrency": 4, "max_retries": 8, "backoff_base_s": 0.01, "backoff_max_s": 0.05, **kw}
     return LLM(backend, CallCache(tmp_path / "calls.sqlite"), **opts)
 
@@ -28,7 +28,7 @@ def _requests(n):
 
 @pytest.mark.slow
 def test_faulty_server_every_request_gets_its_real_answer(tmp_path):
-    with FakeGeminiServer(api_key=KEY, fault_rate=0.3, seed=11, timeout_sleep_s=1.0) as server:
+    with FakeGeminiServer(api_key=KEY, fault_rate=0.3, seed=11, timeout_sleep_s=1.5) as server:
         llm = _llm(server, tmp_path)
         reqs = _requests(40)
         out = llm.generate_many(reqs, progress="gemini")
@@ -36,8 +36,12 @@ def test_faulty_server_every_request_gets_its_real_answer(tmp_path):
     # Nothing invented: each text is what the server's handler says for that very request.
     assert [o.text for o in out] == [FakeGeminiServer.default_reply(m, p.seed + s) for m, p, s in reqs]
     assert sum(server.faults.values()) > 5 and len(server.faults) >= 4
-    assert llm.stats.retries == sum(server.faults.values()) > 0
-    assert llm.stats.calls == 40 and llm.stats.failures == 0 and server.served == 40
+    # Exact whatever the load: each attempt is one request, and every one past a request's first is counted.
+    assert llm.stats.retries == server.requests - 40 >= sum(server.faults.values()) > 0
+    # A retry with no fault behind it is a fault-free answer the client stopped waiting for (its
+    # timeout, on a loaded box): the server served it, the client asked again.
+    assert llm.stats.retries - sum(server.faults.values()) == server.served - 40
+    assert llm.stats.calls == 40 and llm.stats.failures == 0
     assert llm.stats.tokens_out > 0 and len(llm.cache) == 40
 
 

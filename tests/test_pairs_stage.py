@@ -20,6 +20,13 @@ from tests.stage_project import make_project, save_params
 PARQUET = [layout.PAIRS[k] for k in ("generated_pairs", "judged_pairs", "selected_pairs")]
 
 
+@pytest.fixture(autouse=True)
+def _report_to_one_server(stage_server, monkeypatch):
+    """Every stage process here reports to the session's server (os.environ is what they inherit)."""
+    for key, value in stage_server.client_env().items():
+        monkeypatch.setenv(key, value)
+
+
 def _run_stage(cwd: Path, env_extra=None, wait=True):
     """The stage as its own process; output goes to a file so a full pipe can never block it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(env_extra or {})}
@@ -91,7 +98,7 @@ KEY = "test-key-7f3a9c-do-not-leak"
 
 
 @pytest.mark.slow
-def test_gemini_with_30pct_faults_completes_every_row_and_never_leaks_the_key(tmp_path):
+def test_gemini_with_30pct_faults_completes_every_row_and_never_leaks_the_key(tmp_path, stage_server):
     import hashlib
 
     from tests.fakes.gemini_server import FakeGeminiServer
@@ -125,8 +132,8 @@ def test_gemini_with_30pct_faults_completes_every_row_and_never_leaks_the_key(tm
     assert stats["retries"] == sum(server.faults.values()) + late, (dict(server.faults), late, stats)
 
     leaks = [str(p) for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
-    leaks += [str(p) for p in Path(os.environ["PREFECT_HOME"]).rglob("*") if p.is_file()
-              and KEY.encode() in p.read_bytes()]
+    homes = [Path(os.environ["PREFECT_HOME"]), stage_server.log.parent]   # the stage's; the server's DB and log
+    leaks += [str(p) for home in homes for p in home.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
     assert KEY not in out and leaks == []
 
 

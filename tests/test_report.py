@@ -150,12 +150,12 @@ def test_report_page_in_a_browser(project):
 
 
 @pytest.mark.slow
-def test_same_outputs_give_the_same_page_anywhere(project, tmp_path):
+def test_same_outputs_give_the_same_page_anywhere(project, tmp_path, stage_server):
     """The page is a DVC output: the report stage rerun in a copy at another path, later, gives the same bytes."""
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(project, elsewhere, ignore=shutil.ignore_patterns(".prefect", ".prbench-cache"))
     (elsewhere / layout.REPORT["page"]).unlink()
-    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"),
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), **stage_server.client_env(),
            "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
     env.pop("PYTHONPATH", None)
     proc = subprocess.run([sys.executable, "-m", "flows.report"], cwd=elsewhere, env=env, capture_output=True,

@@ -125,7 +125,7 @@ def test_quarantine_keeps_good_rows_and_reports_bad(tmp_path):
 
 
 @pytest.mark.slow
-def test_stage_command_prints_no_traceback(tmp_path):
+def test_stage_command_prints_no_traceback(tmp_path, stage_server):
     """The real stage process: exit 1, one line, no traceback, no outputs."""
     import subprocess
     import sys
@@ -138,7 +138,7 @@ def test_stage_command_prints_no_traceback(tmp_path):
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["ingest"] = ingest_params(tmp_path / "data")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT), **stage_server.client_env()}
     proc = subprocess.run([sys.executable, "-m", "flows.ingest"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1
