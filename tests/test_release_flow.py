@@ -2,8 +2,8 @@
 127.0.0.1 and a fake Hugging Face Hub speaking the Hub's REST protocol (the real huggingface_hub
 client and transformers' from_pretrained go through it).
 
-One module-scoped project (a temp copy of the repo with tiny params, its initial `dvc repro`
-committed) is served by `prbench serve` with the watcher on a one-minute cron. The fake Hub
+One module-scoped project (a temp copy of the repo with tiny params, every stage run once and
+recorded in dvc.lock, committed) is served by `prbench serve` with the watcher on a one-minute cron. The fake Hub
 releases a tiny sequence-classification RM built from the embedded MiniLM; the tests then check
 what a user would: the event, the automation's score-rm run, only that RM's stages ran, the
 commit, a clean `dvc status`, the leaderboard artifact (also rendered in headless Chromium), no
@@ -110,7 +110,7 @@ def served(tmp_path_factory):
                 assert done.returncode == 0, (tmp / "baseline.log").read_text()[-4000:]
         print(f"baseline (in-process pipeline, dvc commit): {time.monotonic() - start:.0f} s")
         git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", "baseline: dvc repro")
+        git(repo, "commit", "-q", "-m", "baseline: every stage, recorded by dvc commit")
         log = open(tmp / "serve.log", "w")
         start = time.monotonic()
         proc = subprocess.Popen([*PRBENCH, "serve", "--watch-cron", "* * * * *"],
