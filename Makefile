@@ -27,7 +27,7 @@ browser:
 
 # Two test processes (a module stays on one: its fixtures are built once); the slowest tests are listed at the end
 test: $(STAMP) browser
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=10 tests
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25 tests
 
 # The fast set, for development: no stage process, dvc repro, server or browser (marked slow).
 # CI runs `make test`, which runs everything.

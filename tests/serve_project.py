@@ -2,11 +2,14 @@
 committed to a git repo of its own, for tests of `prbench run`, `prbench serve` and the release flow."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from tests.stage_project import DUMMY
@@ -80,6 +83,26 @@ def make_repo(dst: Path, edit=None) -> Path:
     git(dst, "config", "user.name", "test")
     git(dst, "config", "user.email", "test@localhost")
     return dst
+
+
+RETRYABLE = (429, 502, 503)   # the codes Prefect's own client retries: 503 is its server's "database busy"
+
+
+def prefect_api(url: str, route: str, body=None, method: str | None = None, timeout: float = 60, tries: int = 6):
+    """One call to a Prefect server's REST API, retried with backoff on the codes its own client
+    retries (a busy SQLite answers 503 while runs write to it)."""
+    data = None if body is None else json.dumps(body).encode()
+    for attempt in range(tries):
+        req = urllib.request.Request(f"{url}/{route}", data=data, method=method or ("POST" if data else "GET"),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                text = r.read()
+            return json.loads(text) if text else None
+        except urllib.error.HTTPError as e:
+            if e.code not in RETRYABLE or attempt == tries - 1:
+                raise
+            time.sleep(2 ** attempt)
 
 
 def children(pid: int) -> list[int]:

@@ -76,12 +76,17 @@ def _dvc(cwd, *args):
 REDUCED_RMS = ("random", "similarity", "bradley-terry", "smollm2-pointwise")
 
 
+TINY_POLICY = "tiny-policy"
+
+
 def reduce_params(repo: Path) -> dict:
     """The default params on a few questions and short prompts: every stage runs, with the real
     MiniLM, trl training (reward model and RL policy), SmolLM2 as the judge RM and the sampling BoN
     policy (temperature 1, seeded). The text-writing stages (planner, pair writer, generic pairs,
     annotator proxy) use the dummy LLM: greedy SmolLM2 text is what the BoN policy already shows,
-    and their calls were most of this test's time."""
+    and their calls were most of this test's time. The RL policy is a tiny random Llama in the
+    clone (`TINY_POLICY`): the same trl and transformers code as SmolLM2's, without its ~1 min GGUF
+    conversion per clone and its minute per update (test_llm_transformers converts SmolLM2)."""
     from tests.stage_project import DUMMY
 
     params = yaml.safe_load((repo / "params.yaml").read_text())
@@ -103,6 +108,7 @@ def reduce_params(repo: Path) -> dict:
     params["leaderboard"]["bootstrap"] = 100
     params["correlation"].update(bootstrap=100, permutations=99)
     params["rl"].update(profile_k=1, max_words_per_post=20)
+    params["rl"]["policy"]["model"] = TINY_POLICY   # relative: the same params at both paths
     params["rl"]["train"].update(updates=1, response_length=8, train_layers=1)
     params["rl"]["eval"].update(questions_limit=1, max_tokens=8, bootstrap=100)
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
@@ -118,14 +124,17 @@ def _clone_env() -> dict:
     return env
 
 
-def _repro(repo: Path):
-    """`prbench run` (the main job: `dvc repro` with one local Prefect server for all its stages)."""
-    return subprocess.Popen([sys.executable, "-m", "flows.cli", "run"], cwd=repo, env=_clone_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+def _repro(repo: Path, log: Path):
+    """`prbench run` (the main job: `dvc repro` with one local Prefect server for all its stages),
+    its output to `log` (a pipe nobody reads while the other clone runs would stall it)."""
+    with open(log, "w") as out:
+        return subprocess.Popen([sys.executable, "-m", "flows.cli", "run"], cwd=repo, env=_clone_env(),
+                                stdout=out, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
-def _finish(proc) -> str:
-    out, _ = proc.communicate(timeout=3600)
+def _finish(proc, log: Path) -> str:
+    proc.wait(timeout=3600)
+    out = log.read_text()
     assert proc.returncode == 0, out[-4000:]
     return out
 
@@ -162,22 +171,45 @@ def _cache_readers(repo: Path, lock_stages: dict) -> set[str]:
     return readers
 
 
+def _in_process(repo: Path) -> str:
+    """The other way to the same lock: the whole pipeline in one process (`prbench run --no-dvc`,
+    against a server on the clone's Prefect home), then `dvc commit` records what `dvc repro` would."""
+    with server.local_server(home=repo / ".prefect") as url:
+        out = subprocess.run([sys.executable, "-m", "flows.cli", "run", "--no-dvc"], cwd=repo, text=True,
+                             env={**_clone_env(), "PREFECT_API_URL": url}, capture_output=True, timeout=3600)
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
+    _dvc(repo, "commit", "-f")
+    return out.stdout
+
+
 @pytest.mark.slow
 def test_two_cold_clones_at_different_paths_agree_and_a_warm_rerun_gives_the_same_bytes(tmp_path):
-    """What `dvc repro` promises a new user: a fresh clone elsewhere, cold caches, the same dvc.lock."""
+    """What `dvc repro` promises a new user: a fresh clone elsewhere, cold caches, the same dvc.lock.
+    Clone a runs `prbench run` (a process per stage); clone b, at another path, the in-process
+    pipeline recorded by `dvc commit`: the same bytes from both is the same promise, made by both
+    ways a user runs the DAG, for about half the second clone's cost (no process start per stage)."""
     a, b = tmp_path / "a" / "repo", tmp_path / "another" / "path" / "to-a-clone"
+    from tests.test_llm_transformers import build_tiny_llama
+
+    policy = build_tiny_llama(tmp_path / TINY_POLICY, max_positions=4096, own_pad=True)
     for repo in (a, b):
         _copy_repo(repo)
         (repo / "dvc.lock").unlink()   # the committed lock is the default params'; these clones make their own
         reduce_params(repo)
-    runs = [_repro(repo) for repo in (a, b)]   # side by side: two cold caches, two paths, shared load
-    logs = [_finish(p) for p in runs]
+        shutil.copytree(policy, repo / TINY_POLICY)
+    cold = _repro(a, tmp_path / "a.log")   # side by side: two cold caches, two paths, shared load
+    try:
+        _in_process(b)
+        log = _finish(cold, tmp_path / "a.log")
+    finally:
+        if cold.poll() is None:
+            os.killpg(cold.pid, 9)
     lock = (a / "dvc.lock").read_text()
     assert lock == (b / "dvc.lock").read_text(), "every hash in dvc.lock agrees between the clones"
     files = _outputs(a)
     assert files == _outputs(b)
     stages = set(yaml.safe_load(lock)["stages"])
-    assert set(re.findall(RUNNING, logs[0])) == stages, "the cold run ran every stage"
+    assert set(re.findall(RUNNING, log)) == stages, "the cold run ran every stage"
     for m in (a / "metrics").rglob("*.json"):   # results only; the counters went to runs/
         assert "run" not in json.loads(m.read_text()), m
     assert (a / "runs" / "pairs.json").exists()
@@ -197,7 +229,7 @@ def test_two_cold_clones_at_different_paths_agree_and_a_warm_rerun_gives_the_sam
         for o in lock_stages[stage]["outs"]:
             p = a / o["path"]
             shutil.rmtree(p) if p.is_dir() else p.unlink()
-    order = [s for s in re.findall(RUNNING, logs[0]) if s in warmed]   # the cold run's order: the DAG's
+    order = [s for s in re.findall(RUNNING, log) if s in warmed]   # the cold run's order: the DAG's
     with server.local_server(home=a / ".prefect") as url:   # the clone's Prefect home: its result store
         warm = subprocess.run(["dvc", "repro", "--force", "--single-item", *order], cwd=a, text=True,
                               env={**_clone_env(), "PREFECT_API_URL": url}, capture_output=True, timeout=3600)

@@ -15,24 +15,25 @@ TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] 
 MSG = [{"role": "system", "content": "answer"}, {"role": "user", "content": "which fruit A or B"}]
 
 
-def build_tiny_llama(folder: Path, max_positions: int = 128) -> Path:
+def build_tiny_llama(folder: Path, max_positions: int = 128, own_pad: bool = False) -> Path:
     """A random 2-layer Llama with a word-level tokenizer and a chat template, saved to `folder`:
-    a real transformers model that loads and generates in well under a second."""
+    a real transformers model that loads and generates in well under a second. `own_pad`: a pad
+    token of its own (RL training needs one no prompt holds; here prompts hold <unk> and both turn marks)."""
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    specials = ["<unk>", "<|im_start|>", "<|im_end|>"]
+    specials = ["<unk>", "<|im_start|>", "<|im_end|>"] + (["<pad>"] if own_pad else [])
     vocab = {w: i for i, w in enumerate(specials + WORDS)}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.Whitespace()
     tok = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="<unk>", bos_token="<|im_start|>",
-                                  eos_token="<|im_end|>", pad_token="<|im_end|>")
+                                  eos_token="<|im_end|>", pad_token="<pad>" if own_pad else "<|im_end|>")
     tok.chat_template = TEMPLATE
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                          num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=max_positions,
-                         bos_token_id=1, eos_token_id=2, pad_token_id=2)
+                         bos_token_id=1, eos_token_id=2, pad_token_id=vocab["<pad>"] if own_pad else 2)
     LlamaForCausalLM(config).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder

@@ -13,7 +13,6 @@ import re
 import subprocess
 import sys
 import time
-import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import yaml
 
 from flows import server
 from tests.fakes.hf_hub import FakeHub, tiny_seq_cls
-from tests.serve_project import PRBENCH, env, git, kill_group, make_repo, wait_for
+from tests.serve_project import PRBENCH, env, git, kill_group, make_repo, prefect_api, wait_for
 
 pytestmark = pytest.mark.slow
 RM, MODEL = "tiny-rm", "acme/tiny-rm"
@@ -39,12 +38,7 @@ class Api:
         self.url = url
 
     def call(self, route: str, body=None, method=None):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(f"{self.url}/{route}", data=data, method=method or ("POST" if data else "GET"),
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=60) as r:
-            text = r.read()
-        return json.loads(text) if text else None
+        return prefect_api(self.url, route, body, method)
 
     def deployment(self, name: str) -> dict:
         return next(d for d in self.call("deployments/filter", {}) if d["name"] == name)

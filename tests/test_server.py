@@ -1,7 +1,6 @@
 """prbench's Prefect servers and `prbench run`: the local server starts, answers /health, serves a
 UI that reaches its own API on any port, stops by process group, and -- like Prefect's ephemeral
 server inside a stage process -- never outlives a SIGKILLed parent."""
-import json
 import os
 import signal
 import subprocess
@@ -15,20 +14,17 @@ import yaml
 
 from flows import server
 from tests.conftest import ROOT, SAMPLE
-from tests.serve_project import PRBENCH, alive, children, cmdline, env, group_members, kill_group, make_repo, wait_for
+from tests.serve_project import (PRBENCH, alive, children, cmdline, env, group_members, kill_group, make_repo,
+                                 prefect_api, wait_for)
 
 ORPHAN_GRACE_S = 15   # the lifeline polls every 0.5 s, then SIGTERM; uvicorn needs a moment to exit
 
 
 def _flows_with_runs(api_url: str) -> set[str]:
     """Names of the flows the server holds completed runs of."""
-    def post(route, body):
-        req = urllib.request.Request(f"{api_url}/{route}", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return json.load(r)
-    names = {f["id"]: f["name"] for f in post("flows/filter", {"limit": 200})}
-    runs = post("flow_runs/filter", {"limit": 200, "flow_runs": {"state": {"type": {"any_": ["COMPLETED"]}}}})
+    names = {f["id"]: f["name"] for f in prefect_api(api_url, "flows/filter", {"limit": 200})}
+    runs = prefect_api(api_url, "flow_runs/filter",
+                       {"limit": 200, "flow_runs": {"state": {"type": {"any_": ["COMPLETED"]}}}})
     return {names[r["flow_id"]] for r in runs}
 
 
@@ -161,11 +157,7 @@ def test_prbench_run_no_dvc_runs_the_pipeline_in_process(tmp_path):
 
 
 def _api(url: str, route: str, body=None):
-    req = urllib.request.Request(f"{url}/{route}", data=None if body is None else json.dumps(body).encode(),
-                                 method="POST" if body is not None else "GET",
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.load(r)
+    return prefect_api(url, route, body, "POST" if body is not None else "GET")
 
 
 def _serve(repo: Path, home: Path, port: int, log: Path) -> subprocess.Popen:
