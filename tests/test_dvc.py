@@ -4,6 +4,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -171,7 +172,7 @@ def _cache_readers(repo: Path, lock_stages: dict) -> set[str]:
     return readers
 
 
-def _in_process(repo: Path) -> str:
+def _in_process(repo: Path) -> None:
     """The other way to the same lock: the whole pipeline in one process (`prbench run --no-dvc`,
     against a server on the clone's Prefect home), then `dvc commit` records what `dvc repro` would."""
     with server.local_server(home=repo / ".prefect") as url:
@@ -179,7 +180,6 @@ def _in_process(repo: Path) -> str:
                              env={**_clone_env(), "PREFECT_API_URL": url}, capture_output=True, timeout=3600)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
     _dvc(repo, "commit", "-f")
-    return out.stdout
 
 
 @pytest.mark.slow
@@ -203,7 +203,7 @@ def test_two_cold_clones_at_different_paths_agree_and_a_warm_rerun_gives_the_sam
         log = _finish(cold, tmp_path / "a.log")
     finally:
         if cold.poll() is None:
-            os.killpg(cold.pid, 9)
+            os.killpg(cold.pid, signal.SIGKILL)
     lock = (a / "dvc.lock").read_text()
     assert lock == (b / "dvc.lock").read_text(), "every hash in dvc.lock agrees between the clones"
     files = _outputs(a)
