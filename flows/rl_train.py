@@ -20,7 +20,8 @@ INPUTS = {"questions": layout.INGEST["questions"], "ranked_profile": layout.PROF
 rl_train_task = stage_task("rl_train", lambda params, rm, inputs, out: train.run(params, rm, inputs, out))
 
 
-@flow(name="rl_train", flow_run_name="rl_train-{rm}", log_prints=True)
+# no log_prints, as in train_rm: dill's captured disassembly would land in the log
+@flow(name="rl_train", flow_run_name="rl_train-{rm}")
 def rl_train_flow(rm: str, params_path: str | None = None):
     params = load_params(params_path)
     p = rl.rl_params(params, rl.TRAIN_PARAMS)

@@ -21,7 +21,9 @@ def stage_inputs(p: dict) -> dict:
 train_rm_task = stage_task("train_rm", train_rm.run)
 
 
-@flow(name="train_rm", log_prints=True)
+# no log_prints: Prefect's print-to-log would catch the disassembly dill prints into its own captured
+# stdout while `datasets` fingerprints a function (bytecode lines in the log, and dill sees no globals)
+@flow(name="train_rm")
 def train_rm_flow(params_path: str | None = None):
     from tasks.encoders import resolve_model
 

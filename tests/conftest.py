@@ -1,6 +1,7 @@
 """Test setup: never touch the network, never touch the developer's Prefect state."""
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -56,6 +57,26 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+BYTECODE = re.compile(r"^\s*(\d+\s+)?\d+\s+(RESUME|LOAD_[A-Z_]+|RETURN_[A-Z_]+|CALL)\b", re.M)
+
+
+def flow_log_lines(flow_name: str) -> list[str]:
+    """Every log message the current Prefect API holds for runs of `flow_name` (flow and task logs)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowFilter, FlowFilterName, LogFilter, LogFilterFlowRunId
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all(timeout=30)   # records go to the API in batches
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(any_=[flow_name])), limit=200)
+        found, offset = [], 0
+        while page := client.read_logs(LogFilter(flow_run_id=LogFilterFlowRunId(any_=[r.id for r in runs])),
+                                       limit=200, offset=offset):
+            found += [log.message for log in page]
+            offset += len(page)
+    return found
 
 
 def make_row(i: int, *, prefix="1_0", posts=16, **overrides) -> dict:

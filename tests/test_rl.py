@@ -15,7 +15,7 @@ import yaml
 from tasks import layout
 from tasks.artifacts import file_hash, write_table
 from tasks.rms.base import AnswerScore, RewardModel
-from tests.conftest import ROOT
+from tests.conftest import BYTECODE, ROOT, flow_log_lines
 
 TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] }} <|im_end|> {% endfor %}"
             "{% if add_generation_prompt %}<|im_start|>assistant {% endif %}")
@@ -344,6 +344,8 @@ def test_flows_listing_another_rm_trains_only_it(tmp_path, tiny_policy, monkeypa
     assert json.loads(Path(layout.rl_train("random")["metrics"]).read_text())["status"] == "trained"
     assert main(rl_eval_flow) == 0
     assert [r["rm"] for r in pq.read_table(layout.RL_EVAL["eval"]).to_pylist()] == ["(untrained)", "length-longer", "random"]
+    lines = flow_log_lines("rl_train")
+    assert lines and not any(BYTECODE.search(m) for m in lines), "no disassembly in the training runs' log"
 
 
 def test_paper_setting_without_a_train_split_fails_with_one_clear_message(tmp_path, tiny_policy):

@@ -12,7 +12,7 @@ from tasks.artifacts import file_hash, write_table
 from tasks.errors import ConfigError
 from tasks.rms.registry import make_rm
 from tasks.runlog import read_counters
-from tests.conftest import ROOT
+from tests.conftest import BYTECODE, ROOT, flow_log_lines
 
 TOPICS = ["budget travel in spring", "learning the guitar", "cooking for one", "a first marathon",
           "watercolour painting", "saving for a flat", "growing tomatoes", "reading more books"]
@@ -164,3 +164,5 @@ def test_flow_caches_and_retrains_identically_when_the_model_is_removed(tmp_path
     assert main(train_rm_flow) == 0 and weights.stat().st_mtime_ns == stamp   # served from the cache
     os.remove(weights)
     assert main(train_rm_flow) == 0 and file_hash(weights) == first           # retrained, same bytes
+    lines = flow_log_lines("train_rm")
+    assert lines and not any(BYTECODE.search(m) for m in lines), "no disassembly in the run's log"
