@@ -1,8 +1,11 @@
 """Test setup: never touch the network, never touch the developer's Prefect state."""
+import fcntl
 import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -37,13 +40,46 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+def migrated_prefect_db(base: Path) -> Path:
+    """A Prefect database with every migration applied, built once under `base` (shared by the test
+    processes, a lock between them): Prefect migrates a new database on its first start, ~12 s of
+    CPU per server."""
+    template = base / "migrated-prefect" / "prefect.db"
+    with open(base / "migrated-prefect.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not template.exists():
+            build = Path(tempfile.mkdtemp(prefix="migrating-", dir=base))
+            env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_DATABASE")}
+            subprocess.run([str(Path(sys.executable).with_name("prefect")), "server", "database", "upgrade", "-y"],
+                           env={**env, "PREFECT_HOME": str(build)}, check=True, capture_output=True, timeout=600)
+            template.parent.mkdir(exist_ok=True)
+            os.replace(build / "prefect.db", template)
+    return template
+
+
 @pytest.fixture(scope="session")
-def stage_server(tmp_path_factory):
+def seed_prefect_home(tmp_path_factory):
+    """`seed(home)`: a Prefect home whose database is migrated already, as a project's is after its
+    first run. For tests of what a server does, not of its first start: the fresh home's path stays
+    covered by test_server's start test and the dvc end-to-end test's fresh clones."""
+    base = tmp_path_factory.getbasetemp()
+    template = migrated_prefect_db(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
+
+    def seed(home) -> Path:
+        home = Path(home)
+        home.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(template, home / "prefect.db")
+        return home
+    return seed
+
+
+@pytest.fixture(scope="session")
+def stage_server(tmp_path_factory, seed_prefect_home):
     """One local Prefect server for the stage processes tests start, as `prbench run` gives its
     stages: without it each process starts an ephemeral one (10-60 s apiece on 2 busy cores)."""
     from flows import server
 
-    srv = server.start(home=tmp_path_factory.mktemp("stage-server-home"))
+    srv = server.start(home=seed_prefect_home(tmp_path_factory.mktemp("stage-server-home")))
     try:
         yield srv
     finally:

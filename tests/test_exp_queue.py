@@ -57,7 +57,9 @@ def start_workers(repo, log) -> None:
                        stderr=subprocess.STDOUT, timeout=300, check=True)
 
 
-def test_two_queued_rms_run_at_once_with_local_bytes(tmp_path):
+def test_two_queued_rms_run_at_once_with_local_bytes(tmp_path, monkeypatch, stage_server):
+    for key, value in stage_server.client_env().items():   # the stages report there, as `prbench run`'s do,
+        monkeypatch.setenv(key, value)                      # instead of each starting a server of its own
     repo = tmp_path / "repo"
     repo.mkdir()
     params = scale_project(repo, rms={"length-longer": {"kind": "length-longer"}})

@@ -65,12 +65,13 @@ def test_flow_failure_is_reported_not_raised(project, prefect_harness, capsys):
 # --- the whole pipeline in one process (`prbench run --no-dvc`) on tiny params -------------------
 
 CONFIGS = ("Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture")
+PIPELINE_RMS = ("bradley-terry", "length-longer", "random", "similarity")
 
 
 def _tiny_pipeline_project(root: Path) -> dict:
     """The default params, shrunk: 1 sample question per domain and split, bm25, one short training
-    epoch, 2 BoN samples, fewer resamples, and every LLM (planner, pair writer, generic answers, proxy
-    annotator, BoN policy, the judge RMs) the dummy backend."""
+    epoch, 2 BoN samples, fewer resamples, four RMs, and every LLM (planner, pair writer, generic
+    answers, proxy annotator, BoN policy) the dummy backend."""
     shutil.copytree(ROOT / "prompts", root / "prompts")   # a project folder carries its prompts, as the repo does
     params = project_params(root, configs=CONFIGS, splits=("train", "test"), limit=1)
     shrink = lambda group, **values: group.update({k: v for k, v in values.items() if k in group})  # noqa: E731
@@ -83,9 +84,10 @@ def _tiny_pipeline_project(root: Path) -> dict:
         shrink(params["rl"].get("policy", {}), model=str(build_tiny_llama(root / "tiny-policy", max_positions=4096)))
         shrink(params["rl"].get("eval", {}), questions_limit=1, max_tokens=8, bootstrap=200)
     params["generic_pairs"]["llm"] = params["human_eval"]["proxy_llm"] = params["bon"]["policy_llm"] = "test-llm"
-    for entry in params["scoring"]["rms"].values():
-        if "llm" in entry:
-            entry["llm"] = "test-llm"
+    # four RMs, one of each kind the stages treat apart (a rule, a seeded one, an encoder, the trained
+    # one): the fan-out is the same for seven, each costs three flow runs a pass (the judges: test_rms)
+    params["scoring"]["rms"] = {k: v for k, v in params["scoring"]["rms"].items() if k in PIPELINE_RMS}
+    assert sorted(params["scoring"]["rms"]) == sorted(PIPELINE_RMS)
     save_params(root, params)
     return params
 

@@ -83,10 +83,10 @@ def _lock_stages(text: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
+def served(tmp_path_factory, seed_prefect_home):
     tmp = tmp_path_factory.mktemp("release")
     repo = make_repo(tmp / "repo", edit=_watch_fake_hub)
-    srv = server.start(home=tmp / "prefect")
+    srv = server.start(home=seed_prefect_home(tmp / "prefect"))
     hub = FakeHub().start()
     e = env(PREFECT_HOME=str(tmp / "prefect"), HF_ENDPOINT=hub.url, HF_HOME=str(tmp / "hf"), **srv.client_env())
     for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):   # the fake Hub is the network here

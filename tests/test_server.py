@@ -58,10 +58,10 @@ def test_server_starts_answers_health_and_stops_by_process_group(tmp_path, monke
 
 
 @pytest.mark.slow
-def test_prbench_server_dies_with_a_sigkilled_parent(tmp_path):
+def test_prbench_server_dies_with_a_sigkilled_parent(tmp_path, seed_prefect_home):
     code = ("import flows, sys, time; from flows import server; s = server.start(home=sys.argv[1]); "
             "print(s.process.pid, flush=True); time.sleep(600)")
-    parent = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "home")], stdout=subprocess.PIPE,
+    parent = subprocess.Popen([sys.executable, "-c", code, str(seed_prefect_home(tmp_path / "home"))], stdout=subprocess.PIPE,
                               text=True, start_new_session=True, env=env())
     server_pid = None
     try:
@@ -102,10 +102,10 @@ def test_no_ephemeral_server_outlives_a_sigkilled_stage(tmp_path):
 
 
 @pytest.mark.slow
-def test_no_server_outlives_a_sigkilled_prbench_run(tmp_path):
+def test_no_server_outlives_a_sigkilled_prbench_run(tmp_path, seed_prefect_home):
     repo, srv = make_repo(tmp_path / "repo"), None
     run = subprocess.Popen([*PRBENCH, "run"], cwd=repo, text=True,
-                           env=env(PREFECT_HOME=str(tmp_path / "home")), start_new_session=True,
+                           env=env(PREFECT_HOME=str(seed_prefect_home(tmp_path / "home"))), start_new_session=True,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         line = wait_for(lambda: run.stdout.readline(), 180, step=0, what="prbench run's first line")
@@ -121,9 +121,9 @@ def test_no_server_outlives_a_sigkilled_prbench_run(tmp_path):
 
 
 @pytest.mark.slow
-def test_prbench_run_reproduces_with_dvc_reporting_to_its_own_server(tmp_path):
+def test_prbench_run_reproduces_with_dvc_reporting_to_its_own_server(tmp_path, seed_prefect_home):
     repo = make_repo(tmp_path / "repo")
-    home = tmp_path / "home"
+    home = seed_prefect_home(tmp_path / "home")
     proc = subprocess.run([*PRBENCH, "run", "ingest", "profiles"], cwd=repo,
                           env=env(PREFECT_HOME=str(home)), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -139,13 +139,13 @@ def test_prbench_run_reproduces_with_dvc_reporting_to_its_own_server(tmp_path):
 
 
 @pytest.mark.slow
-def test_prbench_run_no_dvc_runs_the_pipeline_in_process(tmp_path):
+def test_prbench_run_no_dvc_runs_the_pipeline_in_process(tmp_path, seed_prefect_home):
     """`--no-dvc` runs flows/pipeline.py in this process, in DAG order, stopping after `--until`
     (the whole in-process pipeline is tests/test_flows.py's); DVC is not used, no server started."""
     repo = make_repo(tmp_path / "repo")
     lock = (repo / "dvc.lock").read_bytes() if (repo / "dvc.lock").exists() else None
     proc = subprocess.run([*PRBENCH, "run", "--no-dvc", "--until", "profiles"], cwd=repo,
-                          env=env(PREFECT_HOME=str(tmp_path / "home")), capture_output=True, text=True, timeout=900)
+                          env=env(PREFECT_HOME=str(seed_prefect_home(tmp_path / "home"))), capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert (repo / "data/ingest/questions.parquet").exists() and (repo / "data/profiles/context.parquet").exists()
     assert not (repo / "data/rubrics/inferred.parquet").exists(), "the pipeline stopped after --until"
@@ -180,8 +180,9 @@ def _serve(repo: Path, home: Path, port: int, log: Path) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-def test_serve_runs_a_persistent_server_whose_schedules_survive_a_restart(tmp_path):
-    repo, home, port = make_repo(tmp_path / "repo"), tmp_path / "repo" / ".prefect", server.free_port()
+def test_serve_runs_a_persistent_server_whose_schedules_survive_a_restart(tmp_path, seed_prefect_home):
+    repo, port = make_repo(tmp_path / "repo"), server.free_port()
+    home = seed_prefect_home(repo / ".prefect")
     api = f"http://127.0.0.1:{port}/api"
     deployments = lambda: {d["name"]: d for d in _api(api, "deployments/filter", {})}  # noqa: E731
     serve = _serve(repo, home, port, tmp_path / "serve-1.log")
