@@ -176,10 +176,10 @@ def _cache_readers(repo: Path, lock_stages: dict) -> set[str]:
     return readers
 
 
-def _in_process(repo: Path) -> None:
+def _in_process(repo: Path, home: Path) -> None:
     """The other way to the same lock: the whole pipeline in one process (`prbench run --no-dvc`,
     against a server on the clone's Prefect home), then `dvc commit` records what `dvc repro` would."""
-    with server.local_server(home=repo / ".prefect") as url:
+    with server.local_server(home=home) as url:
         out = subprocess.run([sys.executable, "-m", "flows.cli", "run", "--no-dvc"], cwd=repo, text=True,
                              env={**_clone_env(), "PREFECT_API_URL": url}, capture_output=True, timeout=3600)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
@@ -187,11 +187,13 @@ def _in_process(repo: Path) -> None:
 
 
 @pytest.mark.slow
-def test_two_cold_clones_at_different_paths_agree_and_a_warm_rerun_gives_the_same_bytes(tmp_path):
+def test_two_cold_clones_at_different_paths_agree_and_a_warm_rerun_gives_the_same_bytes(tmp_path, seed_prefect_home):
     """What `dvc repro` promises a new user: a fresh clone elsewhere, cold caches, the same dvc.lock.
     Clone a runs `prbench run` (a process per stage); clone b, at another path, the in-process
     pipeline recorded by `dvc commit`: the same bytes from both is the same promise, made by both
-    ways a user runs the DAG, for about half the second clone's cost (no process start per stage)."""
+    ways a user runs the DAG, for about half the second clone's cost (no process start per stage).
+    Clone a's Prefect home is new (its server migrates a new database); clone b's server starts on a
+    migrated, empty one: no runs, no results, so its caches are as cold."""
     a, b = tmp_path / "a" / "repo", tmp_path / "another" / "path" / "to-a-clone"
     from tests.test_llm_transformers import build_tiny_llama
 
@@ -203,7 +205,7 @@ def test_two_cold_clones_at_different_paths_agree_and_a_warm_rerun_gives_the_sam
         shutil.copytree(policy, repo / TINY_POLICY)
     cold = _repro(a, tmp_path / "a.log")   # side by side: two cold caches, two paths, shared load
     try:
-        _in_process(b)
+        _in_process(b, seed_prefect_home(b / ".prefect"))
         log = _finish(cold, tmp_path / "a.log")
     finally:
         if cold.poll() is None:
