@@ -176,13 +176,19 @@ def _cache_readers(repo: Path, lock_stages: dict) -> set[str]:
     return readers
 
 
-def _in_process(repo: Path, home: Path) -> None:
-    """The other way to the same lock: the whole pipeline in one process (`prbench run --no-dvc`,
-    against a server on the clone's Prefect home), then `dvc commit` records what `dvc repro` would."""
+def _pipeline_in_process(repo: Path, home: Path) -> None:
+    """`prbench run --no-dvc`: the whole pipeline in one process, against a server on `home` (the
+    clone's Prefect home: its result store)."""
     with server.local_server(home=home) as url:
         out = subprocess.run([sys.executable, "-m", "flows.cli", "run", "--no-dvc"], cwd=repo, text=True,
                              env={**_clone_env(), "PREFECT_API_URL": url}, capture_output=True, timeout=3600)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
+
+
+def _in_process(repo: Path, home: Path) -> None:
+    """The other way to the same lock: the in-process pipeline, then `dvc commit` records what
+    `dvc repro` would."""
+    _pipeline_in_process(repo, home)
     _dvc(repo, "commit", "-f")
 
 
@@ -237,10 +243,7 @@ def test_two_cold_clones_at_different_paths_agree_and_a_warm_rerun_gives_the_sam
         for o in lock_stages[stage]["outs"]:
             p = a / o["path"]
             shutil.rmtree(p) if p.is_dir() else p.unlink()
-    with server.local_server(home=a / ".prefect") as url:   # the clone's Prefect home: its result store
-        warm = subprocess.run([sys.executable, "-m", "flows.cli", "run", "--no-dvc"], cwd=a, text=True,
-                              env={**_clone_env(), "PREFECT_API_URL": url}, capture_output=True, timeout=3600)
-    assert warm.returncode == 0, warm.stdout[-4000:] + warm.stderr[-4000:]
+    _pipeline_in_process(a, a / ".prefect")
     assert _outputs(a) == files, "a warm rerun gives the same bytes, every removed output back"
     assert {f: (a / f).stat().st_mtime_ns for f in kept} == kept, "the stages no cache reaches did not rerun"
     assert "Data and pipelines are up to date." in _dvc(a, "status"), "dvc.lock holds for every stage"
