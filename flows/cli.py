@@ -12,12 +12,17 @@ import flows  # noqa: F401 - sets Prefect's environment before anything imports 
 
 def cmd_run(args) -> int:
     """The main job: the whole DAG on params.yaml, reported to a local Prefect server."""
+    from tasks.params import load_params
+
+    # every problem of the params file, before a server starts (dvc reads params.yaml only)
+    load_params(args.params if args.no_dvc else None, complete=True)
     if args.no_dvc:
         from flows.common import main
-        from flows.pipeline import STAGES, pipeline
+        from flows.pipeline import pipeline
+        from tasks.stages import ORDER
 
-        if args.until and args.until not in {s for s, _ in STAGES}:
-            print(f"--until {args.until}: not a stage (one of {', '.join(s for s, _ in STAGES)})", file=sys.stderr)
+        if args.until and args.until not in ORDER:
+            print(f"--until {args.until}: not a stage (one of {', '.join(ORDER)})", file=sys.stderr)
             return 2
         return main(pipeline, params_path=args.params, until=args.until)
     from flows.server import local_server
@@ -45,26 +50,53 @@ def cmd_validate(args) -> int:
 
 
 def _option(text: str):
-    key, _, value = text.partition("=")
     import yaml
 
-    return key, yaml.safe_load(value)
+    from tasks.errors import ConfigError
+
+    key, eq, value = text.partition("=")
+    if not eq or not key:
+        raise ConfigError(f"--option {text}: expected KEY=VALUE, e.g. max_length=4096")
+    try:
+        return key, yaml.safe_load(value)
+    except yaml.YAMLError:
+        return key, value
+
+
+def score_entry(args, params: dict) -> dict:
+    """The RM entry the flags describe, checked as a params entry, its problems named as flags."""
+    from tasks.errors import ConfigError
+    from tasks.params.check import check_params
+    from tasks.strategies import STRATEGIES
+
+    entry = {"kind": args.kind, **({"model": args.model} if args.model else {}), **dict(map(_option, args.option))}
+    _, problems = check_params({**params, "scoring": {**params["scoring"], "rms": {"cli": entry}}})
+    flags = {"kind": "--kind", "model": "--model"}
+    lines = []
+    for p in problems:
+        if p.startswith("scoring.rms.cli."):
+            opt, _, rest = p.removeprefix("scoring.rms.cli.").partition(":")
+            flag = flags.get(opt, f"--option {opt}")
+            if opt == "llm" and "required" in rest:
+                rest = f" required for kind '{args.kind}': --option llm=<a name under llms: {', '.join(params['llms'])}>"
+            lines.append(f"{flag}:{rest}")
+    lines += STRATEGIES.check_names(args.strategy.split(","), "--strategy")
+    if lines:
+        raise ConfigError("\n".join(lines))
+    return entry
 
 
 def cmd_score(args) -> int:
-    from tasks.errors import ConfigError, DataErrors
     from tasks.params import load_params
-    from tasks.quick_score import quick_score
+    from tasks.quick_score import data_source, quick_score
 
-    entry = {"kind": args.kind, **({"model": args.model} if args.model else {}), **dict(map(_option, args.option))}
+    params = load_params(args.params)
+    entry = score_entry(args, params)
+    if args.data:
+        data_source(args.data)   # a missing local path is named here, never looked up on the hub
     name = args.name or (Path(args.model).name if args.model else args.kind)
     out = Path(args.out or f"results/score-{name}")
-    try:
-        table = quick_score(load_params(args.params), entry=entry, name=name, data=args.data,
-                            strategies=args.strategy.split(","), out=out)
-    except (ConfigError, DataErrors) as exc:
-        print(str(exc), file=sys.stderr)
-        return 1
+    table = quick_score(params, entry=entry, name=name, data=args.data, strategies=args.strategy.split(","), out=out)
     print(table)
     print(f"prbench: per-item scores and leaderboard under {out}/")
     return 0
@@ -76,7 +108,7 @@ def cmd_serve(args) -> int:
     from flows import server as srv
     from tasks.params import load_params
 
-    rel = load_params()["releases"]
+    rel = load_params(complete=True)["releases"]   # the whole file checked before a server starts
     url, local = os.environ.get("PREFECT_API_URL"), None
     if not url:
         url = f"http://127.0.0.1:{args.port or rel['port']}/api"
@@ -93,6 +125,38 @@ def cmd_serve(args) -> int:
         if local:
             local.stop()
     return 0
+
+
+def cmd_dag(args) -> int:
+    from tasks import dag
+
+    if args.write:
+        print("dvc.yaml: written" if dag.write() else "dvc.yaml: already current")
+        return 0
+    problem = dag.check()
+    print(problem or "dvc.yaml: current", file=sys.stderr if problem else sys.stdout)
+    return 1 if problem else 0
+
+
+def cmd_params(args) -> int:
+    """Check params files (all problems, one line each), or print every key with its type, default and doc."""
+    from tasks.params import load_params
+    from tasks.params.doc import schema_doc
+
+    if args.doc:
+        print(schema_doc())
+        return 0
+    from tasks.errors import ConfigError
+
+    bad = 0
+    for path in args.files or ["params.yaml"]:
+        try:
+            load_params(path)
+            print(f"{path}: valid")
+        except ConfigError as exc:
+            print(str(exc), file=sys.stderr)
+            bad += 1
+    return 1 if bad else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,6 +188,13 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--watch-cron", default=None, help="the release watcher's schedule (default releases.watch_cron)")
     srv.add_argument("--port", type=int, default=None, help="local server port (default releases.port)")
     srv.set_defaults(func=cmd_serve)
+    dg = sub.add_parser("dag", help="dvc.yaml from the stage table: --write it, or check it is current (default)")
+    dg.add_argument("--write", action="store_true", help="write dvc.yaml (atomic)")
+    dg.set_defaults(func=cmd_dag)
+    pa = sub.add_parser("params", help="check params files against the schema, or --doc: every key documented")
+    pa.add_argument("files", nargs="*", help="params files (default params.yaml)")
+    pa.add_argument("--doc", action="store_true", help="print every key with its type, default and doc")
+    pa.set_defaults(func=cmd_params)
     from tasks.correlation.diff import add_parser as add_diff
     from tasks.human_eval import cli as human_eval_cli
     from tasks.report.cli import add_parser as add_report
@@ -135,8 +206,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from tasks.errors import ConfigError, DataErrors
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (ConfigError, DataErrors) as exc:   # a user's input: one line per problem, no traceback
+        print(str(exc), file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

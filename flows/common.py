@@ -10,8 +10,9 @@ from prefect import get_run_logger, task
 from prefect.cache_policies import INPUTS, TASK_SOURCE
 from prefect.states import Failed
 
-from tasks import layout
+from tasks import stages
 from tasks.artifacts import file_hash, tree_hash
+from tasks.codedeps import code_files
 from tasks.errors import ConfigError, DataError, DataErrors
 from tasks.schemas import SchemaMismatch
 
@@ -30,9 +31,35 @@ STAGE_TASK = dict(cache_policy=CACHE, persist_result=True, retries=2, retry_dela
 
 
 def code_hash(stage: str) -> str:
-    """The stage's code is part of its cache key: edit the logic and the cache misses."""
-    paths = [ROOT / f for f in (*layout.SHARED_CODE, *layout.CODE[stage])]
-    return tree_hash(sorted(f for p in paths for f in (p.rglob("*.py") if p.is_dir() else [p])))
+    """The stage's code is part of its cache key: edit the logic and the cache misses. The same
+    files as its dvc.yaml code deps: the project files its flow imports (tasks/codedeps.py)."""
+    return tree_hash([ROOT / f for f in code_files(stages.get(stage).module, ROOT)])
+
+
+def stage_key(stage: str, params: dict, rm: str | None = None, inputs: dict | None = None) -> dict:
+    """A stage's Prefect cache key besides its args: the content of the data deps it declares
+    (dvc.yaml's, those that exist; `inputs` when the flow narrows them) and its code."""
+    s = stages.get(stage)
+    paths = [*_paths(s.inputs if inputs is None else inputs), *(stages.resolve(d, params, rm) for d in s.deps)]
+    return {"deps": {p: content_hash(p) for p in sorted({p for p in paths if p}) if Path(p).exists()},
+            "code": code_hash(stage)}
+
+
+def _paths(inputs: dict) -> list[str]:
+    """Every path in an inputs dict (values may be dicts of paths, e.g. one per RM, or None)."""
+    return [p for v in inputs.values() for p in (_paths(v) if isinstance(v, dict) else [v]) if p]
+
+
+def run_stage(task, stage: str, params: dict, *, rm: str | None = None, used: dict | None = None,
+              inputs: dict | None = None, key_extra: dict | None = None):
+    """Run a stage's task as the table declares it: its params (`used`, default exactly the declared
+    keys), its inputs, its outputs; the cache key is the declared deps' content and the code."""
+    s = stages.get(stage)
+    args = {"params": stages.used_params(params, stage, rm) if used is None else used,
+            "inputs": dict(s.inputs) if inputs is None else inputs, **({"rm": rm} if rm is not None else {})}
+    key = {**stage_key(stage, params, rm, inputs), **(key_extra or {})}
+    named = task.with_options(task_run_name=f"{stage}-{rm}") if rm is not None else task
+    return run_stage_task(named, args=args, key=key, out=s.out(rm))
 
 
 def content_hash(path) -> str:
@@ -95,9 +122,29 @@ def run_stage_task(task, **kwargs):
     return state
 
 
+def per_rm_main(flow) -> int:
+    """main() of a per-RM stage: `python -m flows.<stage> <rm>` (dvc.yaml's foreach cmd)."""
+    if len(sys.argv) != 2:
+        print(f"usage: python -m {flow.fn.__module__} <rm name from params scoring.rms>", file=sys.stderr)
+        return 2
+    return main(flow, rm=sys.argv[1])
+
+
+def preflight(params_path=None, rm: str | None = None) -> dict:
+    """The params checked before anything starts (a server, a model): a ConfigError names each problem."""
+    from tasks.errors import did_you_mean
+    from tasks.params import load_params
+
+    params = load_params(params_path, complete=True)
+    if rm is not None and rm not in params["scoring"]["rms"]:
+        raise ConfigError(f"scoring.rms: {did_you_mean(rm, params['scoring']['rms'])}")
+    return params
+
+
 def main(flow, **kwargs) -> int:
     """Run a stage flow as a command: exit 0, or print each problem as one line and exit 1."""
     try:
+        preflight(kwargs.get("params_path"), kwargs.get("rm"))
         state = flow(return_state=True, **kwargs)
     except USER_ERRORS as exc:
         print(str(exc), file=sys.stderr)

@@ -1,5 +1,5 @@
 """The whole DAG in one process, for users without DVC: `prbench run --no-dvc`.
-Same stages and order as dvc.yaml; per-RM stages run once per `scoring.rms` entry."""
+The stages of the stage table (tasks/stages.py) in its order; per-RM stages run once per `scoring.rms` entry."""
 from __future__ import annotations
 
 import contextvars
@@ -13,12 +13,7 @@ from prefect.states import Failed
 from flows.common import main
 from flows.runner import scale_params
 from tasks.params import load_params
-
-# (stage, flow module, runs once per RM) in dependency order, as in dvc.yaml
-STAGES = [("ingest", False), ("profiles", False), ("rubrics", False), ("pairs", False),
-          ("generic_pairs", False), ("train_rm", False), ("score", True), ("leaderboard", False),
-          ("human_eval", False), ("bon_sample", False), ("bon_judge", False), ("bon_score", True),
-          ("bon_report", False), ("rl_train", True), ("rl_eval", False), ("correlation", False), ("report", False)]
+from tasks.stages import TABLE
 
 
 def _flow(stage: str):
@@ -45,19 +40,19 @@ def pipeline(params_path: str | None = None, until: str | None = None):
     cluster (`scale.task_runner` dask or ray) the RMs of a per-RM stage run at once."""
     params = load_params(params_path)
     rms, on_cluster = sorted(params["scoring"]["rms"]), scale_params(params)["task_runner"] != "local"
-    for stage, per_rm in STAGES:
-        if per_rm and on_cluster and stage in FAN_OUT and len(rms) > 1:
-            states = _fanned_out(stage, rms, params_path)
+    for s in TABLE:
+        if s.per_rm and on_cluster and s.name in FAN_OUT and len(rms) > 1:
+            states = _fanned_out(s.name, rms, params_path)
         else:
             states = []
-            for kwargs in ([{"rm": rm} for rm in rms] if per_rm else [{}]):
-                states.append(_flow(stage)(params_path=params_path, return_state=True, **kwargs))
+            for kwargs in ([{"rm": rm} for rm in rms] if s.per_rm else [{}]):
+                states.append(_flow(s.name)(params_path=params_path, return_state=True, **kwargs))
                 if states[-1].is_failed():
                     break
-        failed = next((s for s in states if s.is_failed()), None)
+        failed = next((st for st in states if st.is_failed()), None)
         if failed:
-            return Failed(message=f"{stage}: {failed.message}")
-        if stage == until:
+            return Failed(message=f"{s.name}: {failed.message}")
+        if s.name == until:
             break
     return "ok"
 

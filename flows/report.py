@@ -5,22 +5,24 @@ import sys
 
 from prefect import flow
 
-from flows.common import code_hash, hashes, main, run_stage_task, stage_task
+from flows.common import main, run_stage, stage_task
 from tasks import layout
 from tasks.params import load_params
 from tasks.report import build, provenance, sources
 
-report_task = stage_task("report", build.run)
+
+def _run(params: dict, inputs: dict, out: dict) -> dict:
+    version = provenance.code_version(".", layout.REPORT_CODE_VERSION)   # templates are code too, not only *.py
+    return build.run(params, inputs, version, out)
 
 
-@flow(name="report", log_prints=True)
+report_task = stage_task("report", _run)
+
+
+@flow(name="report", flow_run_name="report", log_prints=True)
 def report_flow(params_path: str | None = None):
     params = load_params(params_path)
-    inputs = sources.run_inputs(params)
-    version = provenance.code_version(".", layout.REPORT_CODE_VERSION)   # templates are code too, not only *.py
-    state = run_stage_task(report_task, args={"params": params, "inputs": inputs, "code_version": version},
-                           key={"inputs": hashes(inputs), "code": code_hash("report"), "code_version": version},
-                           out=layout.REPORT)
+    state = run_stage(report_task, "report", params, inputs=sources.run_inputs(params))
     if state.is_completed():
         print(f"report: open {layout.REPORT['page']} in a browser (sections: {', '.join(state.result()['metrics']['sections'])})")
     return state

@@ -2,20 +2,14 @@
 RM (a foreach stage, like score); an RM that rl.rms leaves out or that is pairwise-only gets a small record."""
 from __future__ import annotations
 
-import os
 import sys
 
 from prefect import flow
 
-from flows.common import code_hash, hashes, main, run_stage_task, stage_task
-from tasks import layout, rl
-from tasks.artifacts import tree_hash
+from flows.common import per_rm_main, run_stage, stage_task
 from tasks.params import load_params
 from tasks.rl import train
-
-INPUTS = {"questions": layout.INGEST["questions"], "ranked_profile": layout.PROFILES["ranked_profile"],
-          "profile_context": layout.PROFILES["profile_context"], "inferred_rubrics": layout.RUBRICS["inferred_rubrics"]}
-
+from tasks.stages import used_params
 
 rl_train_task = stage_task("rl_train", lambda params, rm, inputs, out: train.run(params, rm, inputs, out))
 
@@ -24,21 +18,12 @@ rl_train_task = stage_task("rl_train", lambda params, rm, inputs, out: train.run
 @flow(name="rl_train", flow_run_name="rl_train-{rm}")
 def rl_train_flow(rm: str, params_path: str | None = None):
     params = load_params(params_path)
-    p = rl.rl_params(params, rl.TRAIN_PARAMS)
-    rms = params["scoring"]["rms"]
+    used = used_params(params, "rl_train", rm)
+    p = used["rl"]
     # the cache key holds whether *this* RM is selected, not the whole list: listing another RM retrains nothing here
-    mine = None if p["rms"] is None else ([rm] if train.selection(p, rm, rms) else [])
-    used = {"common": params["common"], "llms": params.get("llms", {}), "rl": {**p, "rms": mine},
-            "scoring": {"rms": {rm: rms.get(rm)}}}
-    present = {k: v for k, v in INPUTS.items() if os.path.exists(v)}
-    extra = tree_hash(["prompts", layout.TRAIN_RM["model"]])   # prompt files, the trained BT model
-    return run_stage_task(rl_train_task.with_options(task_run_name=f"rl_train-{rm}"),
-                          args={"params": used, "rm": rm, "inputs": INPUTS},
-                          key={"inputs": hashes(present), "extra": extra, "code": code_hash("rl_train")},
-                          out=layout.rl_train(rm))
+    p["rms"] = None if p["rms"] is None else ([rm] if train.selection(p, rm, params["scoring"]["rms"]) else [])
+    return run_stage(rl_train_task, "rl_train", params, rm=rm, used=used)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m flows.rl_train <rm name from params scoring.rms>")
-    sys.exit(main(rl_train_flow, rm=sys.argv[1]))
+    sys.exit(per_rm_main(rl_train_flow))

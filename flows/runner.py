@@ -61,6 +61,15 @@ def unscheduled(entry):
     return {k: v for k, v in entry.items() if k != SCHEDULING} if isinstance(entry, dict) else entry
 
 
+def unscheduled_params(params: dict, stage: str, rm: str) -> dict:
+    """A per-RM stage's params, its RM entry without `resources` (where it runs is no part of a key)."""
+    from tasks.stages import used_params
+
+    used = used_params(params, stage, rm)
+    used["scoring"]["rms"][rm] = unscheduled(used["scoring"]["rms"][rm])
+    return used
+
+
 @contextlib.contextmanager
 def configured(params: dict, rm: str | None = None):
     """Run the stage tasks inside on the task runner of `params['scale']`, with the resources of

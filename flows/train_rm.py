@@ -5,20 +5,20 @@ import sys
 
 from prefect import flow
 
-from flows.common import code_hash, hashes, main, run_stage_task, stage_task
-from tasks import layout, train_rm
+from flows.common import main, run_stage, stage_task
+from tasks import train_rm
 from tasks.params import load_params
+from tasks.stages import STAGES
 
-INPUTS = {"selected_pairs": layout.PAIRS["selected_pairs"], "questions": layout.INGEST["questions"],
-          "profile_context": layout.PROFILES["profile_context"]}
+train_rm_task = stage_task("train_rm", train_rm.run)
 
 
 def stage_inputs(p: dict) -> dict:
-    """The planner strategy also reads the inferred rubrics; the others do not depend on them."""
-    return {**INPUTS, "inferred_rubrics": layout.RUBRICS["inferred_rubrics"]} if p["strategy"] == "planner" else INPUTS
-
-
-train_rm_task = stage_task("train_rm", train_rm.run)
+    """Only the planner strategy reads the inferred rubrics: the others do not retrain when they change."""
+    inputs = dict(STAGES["train_rm"].inputs)
+    if p["strategy"] != "planner":
+        inputs.pop("inferred_rubrics")
+    return inputs
 
 
 # no log_prints: Prefect's print-to-log would catch the disassembly dill prints into its own captured
@@ -28,12 +28,9 @@ def train_rm_flow(params_path: str | None = None):
     from tasks.encoders import resolve_model
 
     params = load_params(params_path)
-    used = {k: params[k] for k in ("common", "train_rm")}
-    backbone = resolve_model(used["train_rm"]["backbone"])[1]   # local weights hash: new weights, new run
-    inputs = stage_inputs(used["train_rm"])
-    return run_stage_task(train_rm_task, args={"params": used, "inputs": inputs},
-                          key={"inputs": hashes(inputs), "backbone": backbone, "code": code_hash("train_rm")},
-                          out=layout.TRAIN_RM)
+    backbone = resolve_model(params["train_rm"]["backbone"])[1]   # local weights hash: new weights, new run
+    return run_stage(train_rm_task, "train_rm", params, inputs=stage_inputs(params["train_rm"]),
+                     key_extra={"backbone": backbone})
 
 
 if __name__ == "__main__":

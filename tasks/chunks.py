@@ -32,7 +32,7 @@ def built_rm(params: dict, rm_name: str, key: dict | None = None):
     """(rm, resources) for an entry, built once per process per (entry, LLMs, common params, input
     hashes): a retrained model or an edited entry builds anew."""
     from tasks.resources import Resources
-    from tasks.rms import make_rm
+    from tasks.rms.registry import make_rm
 
     entry = params["scoring"]["rms"][rm_name]
     k = json.dumps([os.getcwd(), rm_name, entry, params["common"], params.get("llms", {}), key], sort_keys=True,

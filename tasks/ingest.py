@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from tasks.errors import ConfigError, DataError, DataErrors
-from tasks.sources import CONFIGS, SPLITS, check_config, discover, hub_sources, read_rows
+from tasks.sources import CONFIGS, SOURCES, SPLITS, check_config, discover, read_rows
 from tasks.validate import has_pairs, row_problems
 
 LAYOUTS = ("auto", "lamp_qa", "rewardbench")
@@ -56,11 +56,7 @@ def resolve_sources(params: dict):
     layout = params.get("layout", "auto")
     if layout not in LAYOUTS:
         raise ConfigError(f"ingest.layout: unknown layout '{layout}'; valid: {', '.join(LAYOUTS)}")
-    if params["source"] == "hub":
-        return hub_sources(params["hub_id"], configs, params["splits"])
-    if params["source"] == "files":
-        return discover(params["path"], configs, params["splits"])
-    raise ConfigError(f"ingest.source: unknown source '{params['source']}'; valid: files, hub")
+    return SOURCES.get(params["source"], "ingest.source")(params, configs, params["splits"])
 
 
 def ingest(sources, *, layout: str = "auto", on_error: str = "fail", limit_per_split: int | None = None, pair_source: str = "reference") -> IngestResult:

@@ -14,15 +14,19 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from tasks.errors import ConfigError
+from tasks.registry import Registry
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Room for a 0/1/2 list of ~40 aspects (~3 tokens each) plus a code fence or a short preamble;
 # LaMP-QA test rubrics hold ~5 aspects on average and rarely more than a dozen.
 DEFAULT_MAX_TOKENS = 128
+JUDGES = Registry("judge kind")
+SHARED = {"prompt": str, "max_tokens": int | None}   # every kind takes them (a dvc dep, a reply budget)
 
 
 @dataclass
@@ -43,8 +47,15 @@ def aspect_text(a: dict) -> str:
     return f"{a['aspect']}: {a['evidence']}"
 
 
+@JUDGES.register
 class EmbeddingJudge:
     kind = "embedding"
+    OPTIONS = {"encoder": str, "partly": float, "well": float, **SHARED}
+    REQUIRED = ("partly", "well")
+
+    @classmethod
+    def from_config(cls, cfg: dict, *, encoder_factory, llm_factory, seed: int):
+        return cls(encoder_factory(cfg.get("encoder", "embedded:all-MiniLM-L6-v2")), cfg["partly"], cfg["well"])
 
     def __init__(self, encoder, partly: float, well: float):
         if not partly < well:
@@ -95,8 +106,19 @@ def parse_digit_list(n: int):
     return parse
 
 
+@JUDGES.register
 class LLMJudge:
     kind = "llm"
+    OPTIONS = {"llm": str, "mode": Literal["per_aspect", "all"], "parse_retries": int, **SHARED}
+    REQUIRED = ("llm", "prompt")
+
+    @classmethod
+    def from_config(cls, cfg: dict, *, encoder_factory, llm_factory, seed: int):
+        max_tokens = DEFAULT_MAX_TOKENS if cfg.get("max_tokens") is None else cfg["max_tokens"]   # null = default
+        if not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ConfigError(f"judge.max_tokens: need a positive number of tokens, got {max_tokens!r}")
+        return cls(llm_factory(cfg["llm"]), cfg.get("mode", "per_aspect"), cfg["prompt"], max_tokens=max_tokens,
+                   retries=cfg.get("parse_retries", 2), seed=seed)
 
     def __init__(self, llm, mode: str, prompt: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, retries: int = 2,
                  temperature_bump: float = 0.3, seed: int = 0):
@@ -146,20 +168,10 @@ def unparseable_by_aspects(verdicts: list[tuple[int, bool]]) -> list[dict]:
     return [{"aspects": n, "judged": j, "unparseable": u} for n, (j, u) in sorted(per.items())]
 
 
-JUDGES = ("embedding", "llm")
+def make_judge(cfg: dict, *, encoder_factory, llm_factory, seed: int = 0, key: str = "judge"):
+    from tasks.registry import check_entry
 
-
-def make_judge(cfg: dict, *, encoder_factory, llm_factory, seed: int = 0):
-    kind = cfg.get("kind")
-    if kind == "embedding":
-        return EmbeddingJudge(encoder_factory(cfg.get("encoder", "embedded:all-MiniLM-L6-v2")),
-                              cfg["partly"], cfg["well"])
-    if kind == "llm":
-        max_tokens = DEFAULT_MAX_TOKENS if cfg.get("max_tokens") is None else cfg["max_tokens"]   # null = default
-        if not isinstance(max_tokens, int) or max_tokens < 1:
-            raise ConfigError(f"judge.max_tokens: need a positive number of tokens, got {max_tokens!r}")
-        return LLMJudge(llm_factory(cfg["llm"]), cfg.get("mode", "per_aspect"), cfg["prompt"],
-                        max_tokens=max_tokens, retries=cfg.get("parse_retries", 2), seed=seed)
-    from tasks.errors import did_you_mean
-
-    raise ConfigError(f"judge.kind: {did_you_mean(str(kind), JUDGES)}")
+    problems = check_entry(cfg, JUDGES, key)
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return JUDGES[cfg["kind"]].from_config(cfg, encoder_factory=encoder_factory, llm_factory=llm_factory, seed=seed)

@@ -24,7 +24,7 @@ def label(strategy: str) -> str:
 
 
 def _strategy_key(s: str):
-    return (STRATEGIES.index(s) if s in STRATEGIES else len(STRATEGIES), s)
+    return (STRATEGIES.index(s) if s in STRATEGIES else len(STRATEGIES.names()), s)
 
 
 def _invalid(r: dict) -> bool:
@@ -196,7 +196,7 @@ def write_plot_data(rows: list[dict], path) -> Path:
 
 def _color(strategy: str, i: int) -> str:
     """One colour per known strategy, the same in every run and plot."""
-    return f"C{STRATEGIES.index(strategy) if strategy in STRATEGIES else len(STRATEGIES) + i}"
+    return f"C{STRATEGIES.index(strategy) if strategy in STRATEGIES else len(STRATEGIES.names()) + i}"
 
 
 def plot_accuracy(rows: list[dict], path) -> None:

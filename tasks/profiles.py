@@ -6,7 +6,7 @@ from collections import defaultdict
 import numpy as np
 from tqdm import tqdm
 
-from tasks.retrieval import bm25_scores, check_retriever, dense_scores, order
+from tasks.retrieval import RETRIEVERS, make_retriever, order
 
 
 def group_profiles(profiles: list[dict]) -> dict[str, list[dict]]:
@@ -33,20 +33,12 @@ def rank_profiles(questions: list[dict], profiles: list[dict], *, retriever: str
     """Return (ranked rows: the top k, context rows: the top context_k formatted for prompts).
     The query is the question only: never the narrative."""
     context_k = k if context_k is None else min(context_k, k)
-    check_retriever(retriever)
     by_q = group_profiles(profiles)
-    if retriever == "dense":
-        all_items = [it["text"] for q in questions for it in by_q[q["id"]]]
-        item_vecs = encoder.encode(all_items, progress=True)
-        query_vecs = encoder.encode([q["question"] for q in questions])
-    ranked, contexts, offset = [], [], 0
-    for qi, q in enumerate(tqdm(questions, desc="profiles", unit="question", disable=None)):
-        items = by_q[q["id"]]
-        if retriever == "bm25":
-            scores = bm25_scores(q["question"], [it["text"] for it in items])
-        else:
-            scores = dense_scores(query_vecs[qi], item_vecs[offset:offset + len(items)])
-            offset += len(items)
+    per_question = [by_q[q["id"]] for q in questions]
+    all_scores = make_retriever(retriever, encoder).scores(questions, per_question)
+    ranked, contexts = [], []
+    for q, items, scores in zip(tqdm(questions, desc="profiles", unit="question", disable=None), per_question,
+                                all_scores):
         top = [(items[i], float(np.round(scores[i], 6))) for i in order(scores)[:k]]
         ranked.extend({"question_id": q["id"], "rank": r, "item_id": it["item_id"],
                        "position": it["position"], "category": it["category"],
@@ -81,7 +73,7 @@ def run(p: dict, common: dict, inputs: dict, out: dict) -> dict:
     questions = read_table(inputs["questions"], "questions").to_pylist()
     profiles = read_table(inputs["profiles"], "profiles").to_pylist()
     encoder = cache = None
-    if p["retriever"] == "dense":
+    if RETRIEVERS.get(p["retriever"], "profiles.retriever").needs_encoder:
         from tasks.encoders import EmbeddingCache, Encoder
 
         cache = EmbeddingCache(Path(common["cache_dir"]) / "embeddings.sqlite")

@@ -10,7 +10,7 @@ from tasks import ingest, layout, leaderboard, profiles, score
 from tasks.artifacts import read_table, write_json, write_table
 from tasks.errors import ConfigError
 from tasks.resources import Resources
-from tasks.rms import make_rm
+from tasks.rms.registry import make_rm
 from tasks.strategies import check, load_contexts
 
 
@@ -24,10 +24,24 @@ def _pairs_from_file(path: Path) -> list[dict]:
     raise ConfigError(f"{path}: not a pairs artifact (expected data/pairs/selected.parquet or data/ingest/pairs.parquet)")
 
 
+def data_source(data: str) -> str:
+    """'files' or 'hub' for a --data value; a local-looking path that does not exist is an error, never
+    looked up on the hub (a hub id is owner/name, and its owner is no folder here)."""
+    import re
+
+    if Path(data).exists():
+        return "files"
+    owner = data.split("/")[0]
+    if re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", data) and not Path(owner).exists() \
+            and Path(data).suffix not in (".parquet", ".json", ".jsonl"):
+        return "hub"
+    raise ConfigError(f"--data: no such file or folder '{data}'")
+
+
 def _ingest_released(data: str, params: dict, work: Path) -> dict:
     """Ingest a released-benchmark layout (files or hub id) and rank its profiles into `work`."""
     p = {**params["ingest"], "layout": "rewardbench", "splits": ["test"], "pair_source": Path(data).name or data}
-    p.update({"source": "files", "path": data} if Path(data).exists() else {"source": "hub", "hub_id": data})
+    p.update({"source": "files", "path": data} if data_source(data) == "files" else {"source": "hub", "hub_id": data})
     out_i = {k: str(work / v) for k, v in layout.INGEST.items()}
     ingest.run(p, out_i)
     out_p = {k: str(work / v) for k, v in layout.PROFILES.items()}

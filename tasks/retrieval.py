@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tasks.errors import ConfigError
+from tasks.registry import Registry
+
+RETRIEVERS = Registry("retriever")
 
 
 def order(scores) -> list[int]:
@@ -28,10 +30,35 @@ def dense_scores(query_vec: np.ndarray, item_vecs: np.ndarray) -> np.ndarray:
     return item_vecs @ query_vec   # dot product: cosine for normalising encoders, as Contriever intends
 
 
-RETRIEVERS = ("bm25", "dense")
+@RETRIEVERS.register("bm25")
+class BM25:
+    """Lexical: BM25 over the user's own posts, the question as query."""
+    needs_encoder = False
+
+    def __init__(self, encoder=None):
+        pass
+
+    def scores(self, questions: list[dict], items: list[list[dict]]) -> list[np.ndarray]:
+        return [bm25_scores(q["question"], [it["text"] for it in its]) for q, its in zip(questions, items)]
 
 
-def check_retriever(name: str) -> str:
-    if name not in RETRIEVERS:
-        raise ConfigError(f"profiles.retriever: unknown retriever '{name}'; valid: {', '.join(RETRIEVERS)}")
-    return name
+@RETRIEVERS.register("dense")
+class Dense:
+    """An encoder's dot product (Contriever, MiniLM): every post encoded once, in one batch run."""
+    needs_encoder = True
+
+    def __init__(self, encoder):
+        self.encoder = encoder
+
+    def scores(self, questions: list[dict], items: list[list[dict]]) -> list[np.ndarray]:
+        item_vecs = self.encoder.encode([it["text"] for its in items for it in its], progress=True)
+        query_vecs = self.encoder.encode([q["question"] for q in questions])
+        out, offset = [], 0
+        for qi, its in enumerate(items):
+            out.append(dense_scores(query_vecs[qi], item_vecs[offset:offset + len(its)]))
+            offset += len(its)
+        return out
+
+
+def make_retriever(name: str, encoder=None):
+    return RETRIEVERS.get(name, "profiles.retriever")(encoder)

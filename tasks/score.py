@@ -8,7 +8,7 @@ from collections import defaultdict
 from tqdm import tqdm
 
 from tasks.ingest import first_per_domain
-from tasks.rms import make_rm
+from tasks.rms.registry import make_rm
 from tasks.strategies import check, pair_inputs
 
 

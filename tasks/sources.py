@@ -11,6 +11,7 @@ from typing import Iterator
 import pyarrow.parquet as pq
 
 from tasks.errors import ConfigError, DataError, did_you_mean, suggestion
+from tasks.registry import Registry
 
 CONFIGS = {
     "Art_and_Entertainment": "Art",
@@ -18,7 +19,9 @@ CONFIGS = {
     "Society_and_Culture": "Society",
 }
 SPLITS = ("train", "validation", "test")
-FORMATS = {".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"}
+FORMATS = {".json": "json", ".jsonl": "jsonl", ".parquet": "parquet"}   # file suffix -> reader
+READERS = Registry("source format")       # SourceFile.fmt -> rows
+SOURCES = Registry("ingest source")       # params ingest.source -> the SourceFiles to read
 
 
 @dataclass(frozen=True)
@@ -82,14 +85,7 @@ def discover(path: str | Path, configs, splits) -> list[SourceFile]:
 
 
 def read_rows(src: SourceFile) -> Iterator[RawRow]:
-    if src.fmt == "json":
-        yield from _json_array(src.label)
-    elif src.fmt == "jsonl":
-        yield from _jsonl(src.label)
-    elif src.fmt == "parquet":
-        yield from _parquet(src.label)
-    else:
-        yield from _hub(src)
+    yield from READERS.get(src.fmt, "source format")(src)
 
 
 def _text(path: str) -> str:
@@ -100,6 +96,21 @@ def _text(path: str) -> str:
 def _line_col(text: str, pos: int) -> str:
     line = text.count("\n", 0, pos) + 1
     return f"line {line} column {pos - (text.rfind(chr(10), 0, pos) + 1) + 1}"
+
+
+@READERS.register("json")
+def _json_file(src: SourceFile) -> Iterator[RawRow]:
+    return _json_array(src.label)
+
+
+@READERS.register("jsonl")
+def _jsonl_file(src: SourceFile) -> Iterator[RawRow]:
+    return _jsonl(src.label)
+
+
+@READERS.register("parquet")
+def _parquet_file(src: SourceFile) -> Iterator[RawRow]:
+    return _parquet(src.label)
 
 
 def _json_array(path: str) -> Iterator[RawRow]:
@@ -157,6 +168,7 @@ def _parquet(path: str) -> Iterator[RawRow]:
             index += 1
 
 
+@READERS.register("hub")
 def _hub(src: SourceFile) -> Iterator[RawRow]:
     hub_id = src.hub_id
     try:
@@ -169,6 +181,16 @@ def _hub(src: SourceFile) -> Iterator[RawRow]:
                           f"network, download the files elsewhere and set ingest.source: files") from None
     for index, row in enumerate(ds):
         yield RawRow(src.label, index, row)
+
+
+@SOURCES.register("files")
+def file_sources(params: dict, configs, splits) -> list[SourceFile]:
+    return discover(params["path"], configs, splits)
+
+
+@SOURCES.register("hub")
+def hub_params_sources(params: dict, configs, splits) -> list[SourceFile]:
+    return hub_sources(params["hub_id"], configs, splits)
 
 
 def hub_sources(hub_id: str, configs, splits) -> list[SourceFile]:

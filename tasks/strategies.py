@@ -1,4 +1,5 @@
 """Profile strategies: what an RM sees of the user besides the question (the paper's comparison).
+Each is a context builder registered by name; a new one is a function here and a registry line.
 
 - none:        the question only
 - raw_profile: the top-k retrieved past posts (the profiles stage's formatted text)
@@ -9,17 +10,11 @@ The narrative never reaches an RM.
 from __future__ import annotations
 
 from tasks.errors import ConfigError
+from tasks.registry import Registry
 from tasks.rms.base import PairInput
 
-STRATEGIES = ("none", "raw_profile", "planner", "oracle")
+STRATEGIES = Registry("strategy")
 EVALUATION_ONLY = {"oracle"}
-
-
-def check(strategies) -> list[str]:
-    for s in strategies:
-        if s not in STRATEGIES:
-            raise ConfigError(f"scoring.strategies: unknown strategy '{s}'; valid: {', '.join(STRATEGIES)}")
-    return list(strategies)
 
 
 class Contexts(dict):
@@ -32,21 +27,39 @@ class Contexts(dict):
         self.failed = frozenset(failed)
 
 
+@STRATEGIES.register("none")
+def _none(questions, profile_text, inferred) -> Contexts:
+    return Contexts({q: "" for q in questions})
+
+
+@STRATEGIES.register("raw_profile")
+def _raw_profile(questions, profile_text, inferred) -> Contexts:
+    return Contexts({q: f"My past posts:\n{profile_text.get(q, '')}" for q in questions})
+
+
+@STRATEGIES.register("planner")
+def _planner(questions, profile_text, inferred) -> Contexts:
+    return Contexts({q: ("What I expect in an answer: " + "; ".join(inferred[q])) if inferred.get(q) else ""
+                     for q in questions}, failed=[q for q in questions if not inferred.get(q)])
+
+
+@STRATEGIES.register("oracle")
+def _oracle(questions, profile_text, inferred) -> Contexts:
+    return Contexts({q: "What I expect in an answer: " + "; ".join(a["aspect"] for a in questions[q]["rubric_aspects"])
+                     for q in questions})
+
+
+def check(strategies, key: str = "scoring.strategies") -> list[str]:
+    problems = STRATEGIES.check_names(list(strategies), key)
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return list(strategies)
+
+
 def contexts(strategy: str, questions: dict[str, dict], profile_text: dict[str, str],
              inferred: dict[str, list[str] | None]) -> Contexts:
     """question id -> context text for one strategy (see Contexts for the planner's failed rows)."""
-    if strategy == "none":
-        return Contexts({q: "" for q in questions})
-    if strategy == "raw_profile":
-        return Contexts({q: f"My past posts:\n{profile_text.get(q, '')}" for q in questions})
-    if strategy == "planner":
-        return Contexts({q: ("What I expect in an answer: " + "; ".join(inferred[q])) if inferred.get(q) else ""
-                         for q in questions}, failed=[q for q in questions if not inferred.get(q)])
-    if strategy == "oracle":
-        return Contexts({q: "What I expect in an answer: "
-                         + "; ".join(a["aspect"] for a in questions[q]["rubric_aspects"]) for q in questions})
-    check([strategy])
-    return Contexts({})
+    return STRATEGIES.get(strategy, "strategy")(questions, profile_text, inferred)
 
 
 def pair_inputs(pairs: list[dict], questions: dict[str, dict], context: dict[str, str]) -> list[PairInput]:

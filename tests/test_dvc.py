@@ -1,5 +1,5 @@
 """`dvc repro` end to end in a temp copy of the repo: outputs, a no-op second run, and
-byte-identical Parquet after deleting the outputs. Also: dvc.yaml agrees with tasks/layout.py."""
+byte-identical Parquet after deleting the outputs. (dvc.yaml against the stage table: test_stage_table.py.)"""
 import json
 import os
 import re
@@ -13,46 +13,9 @@ import pytest
 import yaml
 
 from flows import server
-from tasks import layout
 from tasks.artifacts import file_hash
 from tasks.runlog import record_path
 from tests.conftest import ROOT
-
-STAGES = {"ingest": layout.INGEST, "profiles": layout.PROFILES, "rubrics": layout.RUBRICS, "pairs": layout.PAIRS,
-          "human_eval": layout.HUMAN_EVAL, "generic_pairs": layout.GENERIC_PAIRS, "train_rm": layout.TRAIN_RM,
-          "leaderboard": layout.LEADERBOARD, "correlation": layout.CORRELATION, "bon_sample": layout.BON_SAMPLE,
-          "bon_judge": layout.BON_JUDGE, "bon_report": layout.BON_REPORT, "report": layout.REPORT}
-STAGES["rl_eval"] = layout.RL_EVAL
-PER_RM = {"score": layout.scores, "bon_score": layout.bon_scores, "rl_train": layout.rl_train}
-
-
-def _dvc_stages():
-    return yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-
-
-def _paths(entries):
-    return {e if isinstance(e, str) else next(iter(e)) for e in entries or []}
-
-
-@pytest.mark.parametrize("stage", sorted(STAGES))
-def test_dvc_yaml_declares_layout_and_code(stage):
-    spec = _dvc_stages()[stage]
-    declared = _paths(spec.get("outs")) | _paths(spec.get("metrics")) | _paths(spec.get("plots"))
-    assert declared == set(STAGES[stage].values())
-    assert set(layout.SHARED_CODE) | set(layout.CODE[stage]) <= _paths(spec["deps"])
-    assert spec["cmd"] == f"python -m flows.{stage}"
-
-
-@pytest.mark.parametrize("stage", sorted(PER_RM))
-def test_per_rm_stages_fan_out_over_params(stage):
-    spec = _dvc_stages()[stage]
-    assert spec["foreach"] == "${scoring.rms}"
-    do = spec["do"]
-    declared = _paths(do.get("outs")) | _paths(do.get("metrics")) | _paths(do.get("plots"))
-    assert declared == set(PER_RM[stage]("${key}").values())
-    assert set(layout.SHARED_CODE) | set(layout.CODE[stage]) <= _paths(do["deps"])
-    assert "scoring.rms.${key}" in do["params"], "an RM's stage depends on its own entry only"
-
 
 def _copy_repo(dst: Path) -> None:
     files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,

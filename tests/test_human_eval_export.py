@@ -13,6 +13,7 @@ import pytest
 
 from tasks import layout
 from tasks.artifacts import read_table, write_table
+from tasks.stages import STAGES
 from tasks.errors import ConfigError
 from tasks.human_eval import DIMENSIONS, PERSONAL, RATING_FIELDS, stage
 from tasks.human_eval.export import FILES, load_items, seeded_order, write_key
@@ -44,7 +45,7 @@ def he_project(root: Path, *, limit=4, llm=None, **overrides) -> dict:
 
 
 def inputs(root: Path) -> dict:
-    return {k: str(root / v) for k, v in stage.INPUTS.items()}
+    return {k: str(root / v) for k, v in STAGES["human_eval"].inputs.items()}
 
 
 def outputs(root: Path) -> dict:

@@ -3,7 +3,8 @@ A or B by a seeded coin keyed by the pair (p = 0.5), so a judge that always says
 not at ~100%; the share of verdicts for position A is reported in both modes."""
 
 from tasks.leaderboard import leaderboard_metrics, leaderboard_rows
-from tasks.rms import PairInput, make_rm
+from tasks.rms.base import PairInput
+from tasks.rms.registry import make_rm
 from tasks.score import score_rows
 
 LB = {"tie_policy": "strict", "bootstrap": 50, "ci": 0.95, "split": "test"}

@@ -8,7 +8,7 @@ import pytest
 
 from tasks.leaderboard import leaderboard_rows
 from tasks.llm import LLM, CallCache, make_backend
-from tasks.rms import make_rm
+from tasks.rms.registry import make_rm
 from tasks.rms.base import AnswerScore, RewardModel
 from tasks.score import score_rows
 from tests.fakes.openai_server import FakeOpenAIServer

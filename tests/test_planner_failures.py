@@ -2,7 +2,7 @@
 such pairs are marked in the scores, counted per RM x strategy in the leaderboard (parquet,
 metrics) and named under the text table, beside the accuracy."""
 from tasks.leaderboard import format_table, leaderboard_metrics, leaderboard_rows
-from tasks.rms import make_rm
+from tasks.rms.registry import make_rm
 from tasks.score import score_rows, summary
 from tasks.strategies import contexts
 

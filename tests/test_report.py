@@ -49,7 +49,9 @@ def _run_stages(root: Path) -> None:
     from flows import pipeline
 
     rms = sorted(RMS)
-    for stage, per_rm in pipeline.STAGES:
+    from tasks.stages import TABLE
+
+    for stage, per_rm in ((s.name, s.per_rm) for s in TABLE):
         if stage in SKIPPED:
             continue
         start = time.monotonic()

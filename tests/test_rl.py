@@ -123,7 +123,7 @@ def test_adapter_gives_the_leaderboard_scorers_score(tmp_path, tiny_policy):
     from tasks.resources import Resources
     from tasks.rl.reward import RMReward
     from tasks.rl.trainers import PPOReward, _Rows
-    from tasks.rms import make_rm
+    from tasks.rms.registry import make_rm
     from tasks.score import score_rows
     from tasks.strategies import load_contexts
 

@@ -2,7 +2,8 @@
 import pytest
 
 from tasks.errors import ConfigError
-from tasks.rms import PairInput, make_rm
+from tasks.rms.base import PairInput
+from tasks.rms.registry import make_rm
 from tasks.strategies import contexts
 
 P = [PairInput("q1", "How do I start a garden?", "", "short answer here", "a much longer answer with more words"),
@@ -121,5 +122,5 @@ def test_strategies():
     assert contexts("oracle", q, {}, {})["q"].endswith("Cheap")
     assert all("SECRET" not in c["q"] for c in (contexts(s, q, {"q": "p"}, {"q": ["a"]})
                                                for s in ("none", "raw_profile", "planner", "oracle")))
-    with pytest.raises(ConfigError, match="unknown strategy"):
+    with pytest.raises(ConfigError, match="strategy: unknown name .narrative."):
         contexts("narrative", q, {}, {})

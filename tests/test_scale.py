@@ -32,9 +32,9 @@ def scale_project(root: Path, rms=None, chunk_size=4) -> dict:
 
 
 def inputs(root: Path) -> dict:
-    from flows.score import INPUTS
+    from tasks.stages import STAGES
 
-    return {k: str(root / v) for k, v in INPUTS.items()}
+    return {k: str(root / v) for k, v in STAGES["score"].inputs.items()}
 
 
 def outputs(root: Path, rm: str) -> dict:

@@ -13,7 +13,8 @@ from tasks.artifacts import read_table, write_table
 from tasks.errors import ConfigError
 from tasks.llm.backends.dummy import DummyBackend
 from tasks.prompts import render
-from tasks.rms import PairInput, make_rm
+from tasks.rms.base import PairInput
+from tasks.rms.registry import make_rm
 from tasks.rms.base import user_message
 from tasks.runlog import read_counters
 from tests.conftest import ROOT

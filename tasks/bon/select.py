@@ -141,7 +141,7 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict, map_chunks=None) ->
     from tasks.runlog import write_metrics
     from tasks.bon import SCORE_PARAMS, bon_params
     from tasks.resources import Resources
-    from tasks.rms import make_rm
+    from tasks.rms.registry import make_rm
     from tasks.strategies import EVALUATION_ONLY, check
 
     (strategy,) = check([bon_params(params, SCORE_PARAMS)["strategy"]])

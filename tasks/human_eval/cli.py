@@ -20,7 +20,9 @@ def _setup(args):
 
 def cmd_export(args) -> int:
     from tasks.human_eval.export import load_items, seeded_order, write_export, write_key
-    from tasks.human_eval.stage import INPUTS
+    from tasks.stages import STAGES
+
+    INPUTS = STAGES["human_eval"].inputs
 
     try:
         p, seed = _setup(args)

@@ -8,14 +8,11 @@ from collections import Counter
 
 import numpy as np
 
-from tasks import layout
 from tasks.errors import ConfigError
 from tasks.human_eval import DIMENSIONS, HUMAN, PAPER, PROXY, SIDES, analysis, proxy
 from tasks.human_eval.annotations import import_annotations
 from tasks.human_eval.export import key_rows, load_items, seeded_order
 
-INPUTS = {"pairs": layout.PAIRS["selected_pairs"], "questions": layout.INGEST["questions"],
-          "profile_context": layout.PROFILES["profile_context"]}
 PROXY_MODES = ("auto", "always", "never")   # auto: only while no human has rated
 COLORS = {"chosen": "#4C72B0", "rejected": "#DD8452"}
 

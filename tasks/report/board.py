@@ -17,7 +17,7 @@ ORACLE = "(upper bound)"
 
 
 def strategy_order(s: str):
-    return (STRATEGIES.index(s) if s in STRATEGIES else len(STRATEGIES), s)
+    return (STRATEGIES.index(s) if s in STRATEGIES else len(STRATEGIES.names()), s)
 
 
 def strategy_label(s: str, evaluation_only: bool) -> str:

@@ -131,7 +131,7 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
     from tasks.resources import Resources
     from tasks.rl.policy import base_identity
     from tasks.rl.reward import RewardFailures, RMReward, rl_capable
-    from tasks.rms import make_rm
+    from tasks.rms.registry import make_rm
     from tasks.runlog import record, write_metrics
     from tasks.strategies import check, load_contexts
 

@@ -43,7 +43,8 @@ def user_message(question: str, context: str) -> str:
 
 class RewardModel(ABC):
     kind: str = ""
-    OPTIONS: tuple[str, ...] = ()   # params keys this kind accepts besides `kind`
+    OPTIONS: dict[str, object] = {}   # params keys this kind accepts besides `kind`, with their types
+    REQUIRED: tuple[str, ...] = ()
 
     def __init__(self, name: str, entry: dict):
         self.name, self.entry = name, entry

@@ -11,7 +11,7 @@ from tasks.rms.registry import register
 @register
 class LengthLonger(RewardModel):
     kind = "length-longer"
-    OPTIONS = ()
+    OPTIONS = {}
 
     def identity(self) -> str:
         return self.kind
@@ -32,7 +32,7 @@ class LengthShorter(LengthLonger):
 class RandomRM(RewardModel):
     """A seeded coin per answer, keyed by the answer's text: reruns and reorderings agree."""
     kind = "random"
-    OPTIONS = ("seed",)
+    OPTIONS = {"seed": int}
 
     def __init__(self, name, entry, resources=None):
         super().__init__(name, entry)
@@ -54,7 +54,7 @@ class SimilarityRM(RewardModel):
     """Cosine between answer and context. With no context (strategy none) it falls back to the
     question, so the baseline still means something."""
     kind = "similarity"
-    OPTIONS = ("encoder",)
+    OPTIONS = {"encoder": str}
 
     def __init__(self, name, entry, resources):
         super().__init__(name, entry)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from typing import Literal
 
 from tqdm import tqdm
 
@@ -34,7 +35,8 @@ def log_ratio(first: float, second: float) -> float | None:
 
 
 class _LLMJudge(RewardModel):
-    OPTIONS = ("llm", "prompt", "verdict", "max_tokens")
+    OPTIONS = {"llm": str, "prompt": str, "verdict": Literal[VERDICTS], "max_tokens": int}
+    REQUIRED = ("llm",)   # a name under params `llms`
     DEFAULT_PROMPT = ""
 
     def __init__(self, name, entry, resources):
@@ -60,7 +62,7 @@ class _LLMJudge(RewardModel):
 @register
 class PairwiseJudge(_LLMJudge):
     kind = "judge-pairwise"
-    OPTIONS = _LLMJudge.OPTIONS + ("both_orders",)
+    OPTIONS = {**_LLMJudge.OPTIONS, "both_orders": bool}
     DEFAULT_PROMPT = "prompts/rm_pairwise.txt"
 
     def chosen_shown_second(self, p) -> bool:

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import inspect
 
-from tasks.errors import ConfigError, did_you_mean
+from tasks.errors import ConfigError
+from tasks.registry import Registry, check_entry
 from tasks.rms.base import RewardModel
 
-KINDS: dict[str, type[RewardModel]] = {}
 SCHEDULING = "resources"   # accepted by every kind, read by the task runner (flows/runner.py), never by the RM
-
-
-def register(cls: type[RewardModel]) -> type[RewardModel]:
-    KINDS[cls.kind] = cls
-    return cls
 
 
 def _load_kinds() -> None:
@@ -21,17 +16,21 @@ def _load_kinds() -> None:
     from tasks.rms import baselines, judges, seq_cls  # noqa: F401
 
 
+KINDS = Registry("kind", _load_kinds)
+register = KINDS.register
+
+
+def check(name: str, entry, key: str | None = None) -> list[str]:
+    """Problems of one `scoring.rms` entry, without building it: kind, options and their types."""
+    return check_entry(entry, KINDS, key or f"scoring.rms.{name}", shared={SCHEDULING: dict[str, float]})
+
+
 def make_rm(name: str, entry: dict, resources) -> RewardModel:
     """Build the RM of one params entry; unknown kinds and options are errors that list the valid ones."""
-    _load_kinds()
-    kind = entry.get("kind")
-    if kind not in KINDS:
-        raise ConfigError(f"scoring.rms.{name}.kind: {did_you_mean(str(kind), KINDS)}")
-    cls = KINDS[kind]
-    valid = {"kind", SCHEDULING, *cls.OPTIONS}
-    for key in entry:
-        if key not in valid:
-            raise ConfigError(f"scoring.rms.{name}.{key}: not an option of kind '{kind}': {did_you_mean(key, valid)}")
+    problems = check(name, entry)
+    if problems:
+        raise ConfigError("\n".join(problems))
+    cls = KINDS[entry["kind"]]
     resource_requests(name, entry)
     sig = inspect.signature(cls.__init__).parameters
     extra = {"resources": resources} if "resources" in sig else {}
@@ -52,6 +51,5 @@ def resource_requests(name: str, entry: dict) -> dict[str, float]:
 
 def pointwise_kind(entry: dict) -> bool:
     """Can this entry's kind score an answer on its own? Decided by its class, without building it."""
-    _load_kinds()
-    cls = KINDS.get(entry.get("kind"))
+    cls = KINDS._all().get(entry.get("kind"))
     return cls is not None and cls.score_answers is not RewardModel.score_answers

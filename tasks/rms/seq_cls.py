@@ -16,6 +16,7 @@ import inspect
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from tasks import layout
 from tasks.errors import ConfigError
@@ -180,7 +181,8 @@ def _weights_hash(model: str) -> str:
 
 
 class _HFRewardModel(RewardModel):
-    OPTIONS = ("model", "revision", "dtype", "max_length", "batch_size", "trust_remote_code")
+    OPTIONS = {"model": str, "revision": str | None, "dtype": Literal[DTYPES], "max_length": int | None,
+               "batch_size": int, "trust_remote_code": bool}
 
     def __init__(self, name, entry):
         super().__init__(name, entry)
@@ -226,7 +228,7 @@ class _HFRewardModel(RewardModel):
 @register
 class SeqClsRM(_HFRewardModel):
     kind = "seq-cls"
-    OPTIONS = _HFRewardModel.OPTIONS + ("chat_template", "attn_implementation")
+    OPTIONS = {**_HFRewardModel.OPTIONS, "chat_template": str | None, "attn_implementation": str | None}
 
     def __init__(self, name, entry):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer

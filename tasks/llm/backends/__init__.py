@@ -1,1 +1,9 @@
-"""One module per provider. Heavy libraries are imported when a backend is built, not here."""
+"""LLM backends by name: each module registers its class (`backend:` in a params `llms` entry)."""
+from tasks.registry import Registry
+
+
+def _load() -> None:
+    from tasks.llm.backends import dummy, gemini, llamacpp, openai_compat, transformers_backend  # noqa: F401
+
+
+BACKENDS = Registry("backend", _load)

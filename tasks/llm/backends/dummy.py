@@ -7,6 +7,7 @@ import math
 import threading
 import time
 
+from tasks.llm.backends import BACKENDS
 from tasks.llm.base import Backend, Completion, GenParams, last_user_text
 from tasks.llm.retry import RetryableError
 
@@ -23,6 +24,7 @@ def dummy_text(messages: list[dict], params: GenParams, sample_index: int) -> st
     return " ".join(words[h[1 + i] % len(words)] for i in range(n))
 
 
+@BACKENDS.register("dummy")
 class DummyBackend(Backend):
     name = "dummy"
     parallel_safe = True   # pure function: lets tests exercise the thread pool

@@ -15,6 +15,7 @@ import os
 import time
 
 from tasks.errors import ConfigError
+from tasks.llm.backends import BACKENDS
 from tasks.llm.base import Backend, Completion, GenParams
 from tasks.llm.retry import RetryableError, error_for_status, is_retryable
 
@@ -29,6 +30,7 @@ def _api_key() -> str:
     raise ConfigError(f"llm backend 'gemini' needs an API key: set {' or '.join(KEY_VARS)} in the environment")
 
 
+@BACKENDS.register("gemini")
 class GeminiBackend(Backend):
     name = "gemini"
     parallel_safe = True

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from tasks.errors import ConfigError, did_you_mean
+from tasks.llm.backends import BACKENDS
 from tasks.llm.base import Backend, Completion, GenParams, weights_hash
 from tasks.llm.retry import BadRequestError
 
@@ -42,6 +43,7 @@ def resolve_gguf(model: str) -> Path:
     return path
 
 
+@BACKENDS.register("llamacpp")
 class LlamaCppBackend(Backend):
     name = "llamacpp"
     parallel_safe = False   # one llama context; threads would only contend for the same cores

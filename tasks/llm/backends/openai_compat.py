@@ -12,12 +12,14 @@ import time
 import httpx
 
 from tasks.errors import ConfigError
+from tasks.llm.backends import BACKENDS
 from tasks.llm.base import Backend, Completion, GenParams
 from tasks.llm.retry import BadRequestError, RetryableError, error_for_status, is_retryable
 
 OFFICIAL = "https://api.openai.com/v1"
 
 
+@BACKENDS.register("openai")
 class OpenAIBackend(Backend):
     name = "openai"
     parallel_safe = True

@@ -6,6 +6,7 @@ import threading
 import time
 from pathlib import Path
 
+from tasks.llm.backends import BACKENDS
 from tasks.llm.base import Backend, Completion, GenParams, weights_hash
 from tasks.llm.retry import BadRequestError
 
@@ -21,6 +22,7 @@ def local_weights(model: str, gguf_file: str | None) -> list[Path]:
     return []
 
 
+@BACKENDS.register("transformers")
 class TransformersBackend(Backend):
     name = "transformers"
     parallel_safe = False

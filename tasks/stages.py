@@ -1,0 +1,165 @@
+"""The stage table: every stage declared once. dvc.yaml is generated from it (`prbench dag --write`),
+the in-process pipeline runs it in this order, flows read their inputs and params from it, and the
+tests check against it. A stage's code deps are not listed here: they are read off its flow's
+imports (tasks/codedeps.py). Artifact paths live in tasks/layout.py; a stage names which are its own.
+
+Fields: `inputs` are other stages' outputs the run function reads (by name); `deps` further data it
+reads (folders, `${params.key}` paths); `params` the keys it reads — its DVC params and its Prefect
+cache key, so a key missing here is a key the stage cannot see. Per-RM stages (`per_rm`) run once per
+`scoring.rms` entry (a DVC foreach), `${key}` standing for the RM's name."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tasks import bon, layout, rl, rm_labels
+
+KEY = "${key}"   # the RM's name in a per-RM stage (DVC's foreach key)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    doc: str
+    outputs: object                    # a layout dict, or (per RM) a function rm -> dict
+    inputs: dict = field(default_factory=dict)
+    deps: tuple = ()
+    params: tuple = ()
+    per_rm: bool = False
+    persist: bool = False              # outputs survive a rerun (DVC `persist`), see rl_train
+    plot_axes: dict = field(default_factory=dict)   # csv plot -> {x:, y:} for `dvc plots`
+
+    @property
+    def module(self) -> str:
+        return f"flows.{self.name}"
+
+    def out(self, rm: str | None = None) -> dict:
+        return self.outputs(rm if rm is not None else KEY) if self.per_rm else dict(self.outputs)
+
+    def params_for(self, rm: str | None = None) -> list[str]:
+        return [p.replace(KEY, rm) if rm is not None else p for p in self.params]
+
+
+I, P, R, PA = layout.INGEST, layout.PROFILES, layout.RUBRICS, layout.PAIRS
+LABELS = tuple(f"{g}.{k}" for g, keys in rm_labels.PARAMS.items() for k in keys)   # an RM's labels read these
+SCORING_INPUTS = {"questions": I["questions"], "profile_context": P["profile_context"],
+                  "inferred_rubrics": R["inferred_rubrics"]}   # what the strategies' contexts are built from
+RM_DEPS = (layout.TRAIN_RM["model"], "prompts")                # the trained RM, judges' prompt files
+
+TABLE = (
+    Stage("ingest", "LaMP-QA (hub or files) -> questions, profiles, reference pairs, quarantine",
+          layout.INGEST, deps=("${ingest.path}",), params=("ingest",)),
+    Stage("profiles", "retrieval: each user's past posts ranked for the question, the profile text RMs see",
+          layout.PROFILES, inputs={"questions": I["questions"], "profiles": I["profiles"]},
+          params=("common", "profiles")),
+    Stage("rubrics", "the planner: aspects a user expects, from the question and top posts only",
+          layout.RUBRICS, inputs={"questions": I["questions"], "ranked_profile": P["ranked_profile"]},
+          deps=("${rubrics.prompt}",), params=("common", "llms", "rubrics")),
+    Stage("pairs", "chosen / rejected answers (generated or reference), judged against the gold rubric",
+          layout.PAIRS, inputs={"questions": I["questions"], "reference_pairs": I["pairs"],
+                                "ranked_profile": P["ranked_profile"]},
+          deps=("${pairs.chosen_prompt}", "${pairs.rejected_prompt}", "${pairs.judge.prompt}"),
+          params=("common", "llms", "pairs")),
+    Stage("generic_pairs", "the baseline benchmark: same chosen, a non-personalised rejected",
+          layout.GENERIC_PAIRS, inputs={"questions": I["questions"], "selected_pairs": PA["selected_pairs"]},
+          deps=("${generic_pairs.prompt}", "${pairs.judge.prompt}"),
+          params=("common", "llms", "generic_pairs", "pairs.judge")),
+    Stage("train_rm", "the embedded default's trained, profile-aware RM (Bradley-Terry on the train pairs)",
+          layout.TRAIN_RM, inputs={"selected_pairs": PA["selected_pairs"], **SCORING_INPUTS},
+          params=("common", "train_rm")),
+    Stage("score", "one RM over the benchmarks x profile strategies: adding an RM runs only score@<it> + reports",
+          layout.scores, inputs={"selected_pairs": PA["selected_pairs"], "generic_pairs": layout.GENERIC_PAIRS[
+              "generic_pairs"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
+          params=("common", "llms", "scoring.splits", "scoring.per_domain_limit", "scoring.benchmarks",
+                  "scoring.strategies", "scoring.generic_strategies", f"scoring.rms.{KEY}", "scale.chunk_size")),
+    Stage("leaderboard", "accuracy with bootstrap CIs per RM x strategy x domain, ties and invalid counted",
+          layout.LEADERBOARD, deps=(layout.SCORES_DIR,),
+          params=("common.seed", "scoring.rms", "leaderboard", "llms", *LABELS),
+          plot_axes={layout.LEADERBOARD["plot_data"]: {"x": "rm", "y": "accuracy"}}),
+    Stage("human_eval", "the paper's validity check: humans (or an LLM proxy) rate both answers",
+          layout.HUMAN_EVAL, inputs={"pairs": PA["selected_pairs"], "questions": I["questions"],
+                                     "profile_context": P["profile_context"]},
+          deps=("data/human_eval/input", "${human_eval.proxy_prompt}"), params=("common", "llms", "human_eval")),
+    Stage("bon_sample", "downstream Best-of-N: the policy writes N answers per test question",
+          layout.BON_SAMPLE, inputs={"questions": I["questions"], "ranked_profile": P["ranked_profile"]},
+          deps=("${bon.prompt}",), params=("common", "llms", *(f"bon.{k}" for k in bon.SAMPLE_PARAMS))),
+    Stage("bon_judge", "the rubric judge scores every distinct answer once (RM-independent)",
+          layout.BON_JUDGE, inputs={"questions": I["questions"], "samples": layout.BON_SAMPLE["samples"]},
+          deps=("${bon.judge.prompt}",),
+          params=("common", "llms", *(f"bon.{k}" for k in bon.JUDGE_PARAMS))),
+    Stage("bon_score", "one RM scores every BoN answer, like score", layout.bon_scores,
+          inputs={"samples": layout.BON_SAMPLE["samples"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
+          params=("common", "llms", *(f"bon.{k}" for k in bon.SCORE_PARAMS), f"scoring.rms.{KEY}",
+                  "scale.chunk_size")),
+    Stage("bon_report", "best-of-k per RM, oracle and random lines, CIs, the scaling curve", layout.BON_REPORT,
+          inputs={"samples": layout.BON_SAMPLE["samples"], "judged": layout.BON_JUDGE["judged"]},
+          deps=(layout.BON_SCORES_DIR,),
+          params=("common.seed", "scoring.rms", *(f"bon.{k}" for k in bon.REPORT_PARAMS))),
+    Stage("rl_train", "downstream RL: a policy trained with one RM as its only reward; outputs persist so "
+                      "that editing rl.rms retrains only the RM it adds", layout.rl_train,
+          inputs={"ranked_profile": P["ranked_profile"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
+          persist=True, params=("common", "llms", *(f"rl.{k}" for k in rl.TRAIN_PARAMS), f"scoring.rms.{KEY}"),
+          plot_axes={layout.rl_train(KEY)["plot_data"]: {"x": "step", "y": "reward_mean"}}),
+    Stage("rl_eval", "every trained policy and the untrained one answer the test questions; BoN's judge scores",
+          layout.RL_EVAL, inputs={"questions": I["questions"], "ranked_profile": P["ranked_profile"]},
+          deps=(layout.RL_POLICIES_DIR, "prompts"),
+          params=("common", "llms", "scoring.rms", *(f"rl.{k}" for k in rl.EVAL_PARAMS), "bon.judge")),
+    Stage("correlation", "does the benchmark ranking of RMs predict their downstream ranking?",
+          layout.CORRELATION, inputs={"bon": layout.BON_REPORT["per_question"], "rl": layout.RL_EVAL["answers"]},
+          deps=(layout.SCORES_DIR, "data/external"),
+          params=("common.seed", "scoring.rms", "correlation", "llms", *LABELS)),
+    Stage("report", "the run on one self-contained page: open report/index.html in a browser", layout.REPORT,
+          deps=("data/leaderboard/leaderboard.parquet", "metrics/leaderboard.json", "data/bon/curve.parquet",
+                "metrics/bon.json", "data/correlation/correlation.parquet", "data/correlation/points.parquet",
+                "metrics/correlation.json", "metrics/human_eval.json", "metrics/pairs.json",
+                "metrics/generic_pairs.json", "metrics/ingest.json", "metrics/train_rm.json", "data/rl/eval.parquet",
+                "metrics/rl.json", "metrics/scores", I["questions"], I["pairs"], I["profiles"],
+                "params-paper.yaml", "params-regenerate.yaml", *layout.REPORT_CODE_VERSION),
+          params=("params.yaml",)),   # every param: the page lists those that differ from the shipped settings
+)
+STAGES = {s.name: s for s in TABLE}
+ORDER = [s.name for s in TABLE]
+PER_RM = [s.name for s in TABLE if s.per_rm]
+
+
+def get(name: str) -> Stage:
+    from tasks.errors import ConfigError, did_you_mean
+
+    if name not in STAGES:
+        raise ConfigError(f"stage: {did_you_mean(name, STAGES)}")
+    return STAGES[name]
+
+
+def resolve(dep: str, params: dict, rm: str | None = None) -> str | None:
+    """A declared dep as a path: `${group.key}` read from params (None when unset), `${key}` the RM."""
+    if rm is not None:
+        dep = dep.replace(KEY, rm)
+    if not (dep.startswith("${") and dep.endswith("}")):
+        return dep
+    value = params
+    for part in dep[2:-1].split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return None if value is None else str(value)
+
+
+def used_params(params: dict, stage: str, rm: str | None = None) -> dict:
+    """The params a stage reads, nested as in params.yaml: exactly its declared keys (its DVC params)."""
+    from tasks.errors import ConfigError
+
+    out: dict = {}
+    for key in get(stage).params_for(rm):
+        if key == "params.yaml":
+            return params
+        group, _, rest = key.partition(".")
+        parts = [group, *(["rms", rest.removeprefix("rms.")] if group == "scoring" and rest.startswith("rms.")
+                          else rest.split(".") if rest else [])]   # an RM's name may hold dots
+        src, dst = params, out
+        for i, part in enumerate(parts):
+            if not isinstance(src, dict) or part not in src:
+                if group == "scoring" and rm is not None and parts[1:2] == ["rms"] and i == 2:
+                    raise ConfigError(f"scoring.rms.{rm}: no such RM in params")
+                raise ConfigError(f"params: {'.'.join(parts[:i + 1])} is missing")
+            src = src[part]
+            if i < len(parts) - 1:
+                dst = dst.setdefault(part, {})
+        dst[parts[-1]] = src
+    return out

@@ -1,0 +1,117 @@
+"""One declaration per stage: dvc.yaml is what the stage table generates, every module a stage
+imports (directly or not, also inside a function) is one of its dvc deps, the Prefect cache key
+hashes the same code, the table's order is a valid run order, and a stage reads exactly the params
+it declares."""
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tasks import codedeps, dag, stages
+from tasks.artifacts import tree_hash
+from tests.conftest import ROOT
+
+
+def test_committed_dvc_yaml_is_what_the_table_generates():
+    assert dag.check() is None, "run `prbench dag --write` and commit dvc.yaml"
+
+
+def _declared(stage: str) -> list[str]:
+    spec = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"][stage]
+    return (spec.get("do") or spec)["deps"]
+
+
+def _covered(path: str, deps: list[str]) -> bool:
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in deps)
+
+
+@pytest.mark.parametrize("stage", stages.ORDER)
+def test_every_file_a_stage_runs_is_a_dvc_dep(stage):
+    deps = _declared(stage)
+    files = codedeps.code_files(stages.STAGES[stage].module)
+    assert f"flows/{stage}.py" in files and "flows/common.py" in files
+    assert [f for f in files if not _covered(f, deps)] == []
+
+
+def test_an_indirect_and_a_function_level_import_are_found(tmp_path):
+    """A stage's flow imports a helper, whose function imports another module: both are its code,
+    and so is the package data beside them; a declaration module is not."""
+    (tmp_path / "flows").mkdir()
+    (tmp_path / "tasks" / "sub" / "templates").mkdir(parents=True)
+    (tmp_path / "flows" / "__init__.py").write_text("")
+    (tmp_path / "flows" / "x.py").write_text("from tasks import helper, layout\n")
+    (tmp_path / "tasks" / "__init__.py").write_text("")
+    (tmp_path / "tasks" / "layout.py").write_text("from tasks import unused\n")
+    (tmp_path / "tasks" / "unused.py").write_text("")
+    (tmp_path / "tasks" / "helper.py").write_text("def f():\n    from .sub.deep import g\n    return g\n")
+    (tmp_path / "tasks" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "tasks" / "sub" / "deep.py").write_text("import json\ndef g():\n    return 1\n")
+    (tmp_path / "tasks" / "sub" / "templates" / "page.j2").write_text("{{ x }}")
+    files = codedeps.code_files("flows.x", tmp_path)
+    assert files == ["flows/__init__.py", "flows/x.py", "tasks/__init__.py", "tasks/helper.py",
+                     "tasks/sub/__init__.py", "tasks/sub/deep.py", "tasks/sub/templates/page.j2"]
+    assert codedeps.collapse(files, tmp_path) == ["flows", "tasks/__init__.py", "tasks/helper.py", "tasks/sub"]
+
+
+def test_the_score_stage_depends_on_the_ingest_helper_it_calls():
+    """The stale dep this table was built for: score calls ingest.first_per_domain."""
+    assert _covered("tasks/ingest.py", _declared("score"))
+    assert _covered("tasks/ingest.py", _declared("generic_pairs"))
+
+
+@pytest.mark.parametrize("stage", ["score", "leaderboard", "report"])
+def test_the_cache_key_hashes_the_code_dvc_tracks(stage):
+    from flows.common import code_hash
+
+    deps = [d for d in _declared(stage) if not d.startswith(("data/", "metrics/", "prompts", "params", "${"))]
+    files = [f for f in codedeps.code_files(stages.STAGES[stage].module)]
+    assert all(_covered(f, deps) for f in files)
+    assert code_hash(stage) == tree_hash([ROOT / f for f in files])
+
+
+def test_the_table_order_runs_every_stage_after_what_it_reads():
+    """The in-process pipeline runs the table in order: every stage after the stages whose outputs it reads."""
+    def producers(path: str) -> set[str]:
+        return {t.name for t in stages.TABLE for o in t.out().values() if o == path or o.startswith(path + "/")}
+
+    done: set[str] = set()
+    for s in stages.TABLE:
+        for path in [*s.inputs.values(), *s.deps]:
+            assert producers(path) <= done, f"{s.name} reads {path} before {producers(path) - done} wrote it"
+        done.add(s.name)
+
+
+def test_a_stage_reads_exactly_its_declared_params():
+    from tasks.params import load_params
+
+    params = load_params(ROOT / "params.yaml")
+    used = stages.used_params(params, "score", "random")
+    assert used["scoring"]["rms"] == {"random": params["scoring"]["rms"]["random"]}
+    assert set(used["scoring"]) == {"splits", "per_domain_limit", "benchmarks", "strategies",
+                                    "generic_strategies", "rms"}
+    assert used["scale"] == {"chunk_size": params["scale"]["chunk_size"]}
+    assert set(stages.used_params(params, "bon_judge")["bon"]) == {"judge"}
+    from tasks.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="scoring.rms.nope: no such RM"):
+        stages.used_params(params, "score", "nope")
+
+
+def test_per_rm_stages_fan_out_over_scoring_rms():
+    spec = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    for name in stages.PER_RM:
+        assert spec[name]["foreach"] == "${scoring.rms}"
+        assert "scoring.rms.${key}" in spec[name]["do"]["params"], "an RM's stage depends on its own entry only"
+        assert spec[name]["do"]["cmd"] == f"python -m flows.{name} ${{key}}"
+
+
+def test_layout_paths_are_the_table_outputs():
+    """tests, flows and dvc.yaml read outputs from one place: each table stage's outputs are exactly
+    its dvc.yaml outs, metrics and plots."""
+    spec = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    for s in stages.TABLE:
+        entry = spec[s.name].get("do") or spec[s.name]
+        declared = {e if isinstance(e, str) else next(iter(e)) for k in ("outs", "metrics", "plots")
+                    for e in entry.get(k) or []}
+        assert declared == set(s.out().values()), s.name
+        assert Path(ROOT / f"flows/{s.name}.py").exists()
