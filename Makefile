@@ -40,6 +40,6 @@ test: $(STAMP) browser
 test-fast: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not slow" tests
 
-clean-outputs:
-	rm -rf data/ingest data/profiles data/rubrics data/pairs data/models data/scores data/leaderboard data/bon \
-		data/correlation data/human_eval/*.parquet metrics/*.json metrics/scores metrics/bon_scores plots/*
+# every stage's outputs, as the stage table lists them (tasks/stages.py)
+clean-outputs: $(STAMP)
+	rm -rf $$($(BIN)/prbench dag --outputs)

@@ -23,6 +23,32 @@ def _torch_threads() -> str:
         return "2"
 
 
+def _refuse_bad_params_early() -> None:
+    """`python -m flows.<stage>` (what dvc runs): check params before Prefect is even imported (seconds
+    of import, its home created): a bad file is one line per problem and exit 1, nothing started."""
+    import sys
+
+    argv = getattr(sys, "orig_argv", [])
+    if "-m" not in argv or argv.index("-m") + 1 >= len(argv) or not argv[argv.index("-m") + 1].startswith("flows."):
+        return
+    from tasks.errors import ConfigError, did_you_mean
+    from tasks.params import load_params
+    from tasks.stages import STAGES
+
+    stage = argv[argv.index("-m") + 1].removeprefix("flows.")
+    rest = argv[argv.index("-m") + 2:]
+    if stage not in STAGES and stage != "pipeline":
+        return
+    try:
+        params = load_params(complete=True)
+        if stage in STAGES and STAGES[stage].per_rm and len(rest) == 1 and rest[0] not in params["scoring"]["rms"]:
+            raise ConfigError(f"scoring.rms: {did_you_mean(rest[0], params['scoring']['rms'])}")
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        sys.exit(1)
+
+
+_refuse_bad_params_early()
 os.environ.setdefault("PRBENCH_TORCH_THREADS", _torch_threads())
 os.environ.setdefault("OMP_NUM_THREADS", os.environ["PRBENCH_TORCH_THREADS"])
 

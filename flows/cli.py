@@ -130,6 +130,11 @@ def cmd_serve(args) -> int:
 def cmd_dag(args) -> int:
     from tasks import dag
 
+    if args.outputs:   # every stage's outputs (per-RM ones as globs), e.g. for `make clean-outputs`
+        from tasks.stages import TABLE
+
+        print("\n".join(p.replace("${key}", "*") for s in TABLE for p in s.out().values()))
+        return 0
     if args.write:
         print("dvc.yaml: written" if dag.write() else "dvc.yaml: already current")
         return 0
@@ -190,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     srv.set_defaults(func=cmd_serve)
     dg = sub.add_parser("dag", help="dvc.yaml from the stage table: --write it, or check it is current (default)")
     dg.add_argument("--write", action="store_true", help="write dvc.yaml (atomic)")
+    dg.add_argument("--outputs", action="store_true", help="list every stage's outputs (per-RM ones as globs)")
     dg.set_defaults(func=cmd_dag)
     pa = sub.add_parser("params", help="check params files against the schema, or --doc: every key documented")
     pa.add_argument("files", nargs="*", help="params files (default params.yaml)")

@@ -1,5 +1,5 @@
-"""Artifact paths of every stage (relative to the project root). dvc.yaml declares the same
-paths; tests/test_dvc_yaml.py keeps the two in step."""
+"""Artifact paths of every stage (relative to the project root): their one source. The stage table
+(tasks/stages.py) names which are each stage's outputs, and dvc.yaml is generated from it."""
 INGEST = {
     "questions": "data/ingest/questions.parquet",
     "profiles": "data/ingest/profiles.parquet",
@@ -86,45 +86,3 @@ RL_EVAL = {"eval": "data/rl/eval.parquet", "answers": "data/rl/answers.parquet",
 REPORT = {"page": "report/index.html"}                # one self-contained page; compare pages go under results/
 # what the page's code version hashes (the report stage depends on all of it, so the hash is never stale)
 REPORT_CODE_VERSION = ["flows", "tasks", "prompts", "pyproject.toml"]
-
-# Code each stage runs: part of its Prefect cache key and of its dvc.yaml deps (kept equal by a test).
-SHARED_CODE = ["tasks/artifacts.py", "tasks/errors.py", "tasks/schemas.py", "tasks/params.py", "tasks/runlog.py",
-               "tasks/determinism.py", "flows/common.py"]
-_BON = ["tasks/bon/__init__.py", "tasks/bon/schemas.py"]
-_RL = ["tasks/rl/__init__.py", "tasks/rl/policy.py", *_BON, "tasks/bon/sample.py", "tasks/prompts.py", "tasks/profiles.py",
-       "tasks/rubrics.py", "tasks/structured.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"]   # policy, prompts
-CODE = {
-    "ingest": ["flows/ingest.py", "tasks/ingest.py", "tasks/sources.py", "tasks/validate.py", "tasks/plots.py"],
-    "profiles": ["flows/profiles.py", "tasks/profiles.py", "tasks/retrieval.py", "tasks/encoders.py"],
-    "rubrics": ["flows/rubrics.py", "tasks/rubrics.py", "tasks/structured.py", "tasks/prompts.py",
-                "tasks/profiles.py", "tasks/encoders.py", "tasks/resources.py", "tasks/llm"],
-    "pairs": ["flows/pairs.py", "tasks/pairs.py", "tasks/judge.py", "tasks/structured.py", "tasks/prompts.py",
-              "tasks/rubrics.py", "tasks/profiles.py", "tasks/encoders.py", "tasks/ingest.py", "tasks/plots.py",
-              "tasks/resources.py", "tasks/llm"],
-    "train_rm": ["flows/train_rm.py", "tasks/train_rm.py", "tasks/strategies.py", "tasks/rms", "tasks/encoders.py"],
-    "score": ["flows/score.py", "tasks/score.py", "flows/runner.py", "tasks/chunks.py", "tasks/strategies.py",
-              "tasks/rms", "tasks/prompts.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
-    "leaderboard": ["flows/leaderboard.py", "tasks/leaderboard.py", "tasks/plots.py", "tasks/strategies.py",
-                    "tasks/rm_labels.py"],
-    "generic_pairs": ["flows/generic_pairs.py", "tasks/generic_pairs.py", "tasks/pairs.py", "tasks/judge.py",
-                      "tasks/structured.py", "tasks/prompts.py", "tasks/rubrics.py", "tasks/profiles.py",
-                      "tasks/encoders.py", "tasks/ingest.py", "tasks/resources.py", "tasks/llm"],
-    "human_eval": ["flows/human_eval.py", "tasks/human_eval", "tasks/structured.py", "tasks/prompts.py",
-                   "tasks/plots.py", "tasks/resources.py", "tasks/llm"],
-    # each BoN stage lists its own module only: editing the report resamples nothing
-    "bon_sample": ["flows/bon_sample.py", *_BON, "tasks/bon/sample.py", "tasks/prompts.py", "tasks/profiles.py",
-                   "tasks/rubrics.py", "tasks/structured.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
-    "bon_judge": ["flows/bon_judge.py", *_BON, "tasks/bon/judge_stage.py", "tasks/judge.py", "tasks/structured.py",
-                  "tasks/prompts.py", "tasks/resources.py", "tasks/encoders.py", "tasks/llm"],
-    "bon_score": ["flows/bon_score.py", "flows/runner.py", "tasks/chunks.py", *_BON, "tasks/bon/select.py",
-                  "tasks/strategies.py", "tasks/rms", "tasks/prompts.py", "tasks/resources.py", "tasks/encoders.py",
-                  "tasks/llm"],
-    "bon_report": ["flows/bon_report.py", *_BON, "tasks/bon/report.py", "tasks/bon/select.py", "tasks/plots.py"],
-    "correlation": ["flows/correlation.py", "tasks/correlation", "tasks/leaderboard.py", "tasks/strategies.py",
-                    "tasks/plots.py", "tasks/rm_labels.py"],
-    "rl_train": ["flows/rl_train.py", *_RL, "tasks/rl/reward.py", "tasks/rl/trainers.py", "tasks/rl/train.py",
-                 "tasks/strategies.py", "tasks/rms", "tasks/plots.py"],
-    "rl_eval": ["flows/rl_eval.py", *_RL, "tasks/rl/evaluate.py", "tasks/judge.py", "tasks/structured.py",
-                "tasks/plots.py"],
-    "report": ["flows/report.py", "tasks/report"],
-}

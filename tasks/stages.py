@@ -26,6 +26,7 @@ class Stage:
     params: tuple = ()
     per_rm: bool = False
     persist: bool = False              # outputs survive a rerun (DVC `persist`), see rl_train
+    schema: type | None = None         # the params group `<name>`'s model, for a stage that brings its own group
     plot_axes: dict = field(default_factory=dict)   # csv plot -> {x:, y:} for `dvc plots`
 
     @property
@@ -117,6 +118,7 @@ TABLE = (
           params=("params.yaml",)),   # every param: the page lists those that differ from the shipped settings
 )
 STAGES = {s.name: s for s in TABLE}
+GROUP_SCHEMAS = {s.name: s.schema for s in TABLE if s.schema is not None}   # params groups stages bring
 ORDER = [s.name for s in TABLE]
 PER_RM = [s.name for s in TABLE if s.per_rm]
 

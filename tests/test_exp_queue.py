@@ -5,6 +5,7 @@ experiment's dvc.lock records its new RM's Parquet with the md5 of a local run o
 RM already in the baseline keeps its locked bytes (DVC did not rerun it)."""
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dvc.utils.hydra import apply_overrides
+
 from tasks import layout, score
+from tasks.params import load_params
 from tests.conftest import ROOT
 from tests.test_scale import inputs, outputs, scale_project
 from tests.test_versions import commit, dvc, sh
@@ -22,6 +26,28 @@ from tests.test_versions import commit, dvc, sh
 pytestmark = pytest.mark.slow
 
 NEW = {"random": {"kind": "random"}, "length-shorter": {"kind": "length-shorter"}}
+# every RM but length-longer removed (hydra's ~key), as a user trims the shipped file with -S
+REDUCED = [*(f"~scoring.rms.{rm}" for rm in yaml.safe_load((ROOT / "params.yaml").read_text())["scoring"]["rms"]
+             if rm != "length-longer"), "rl.rms=[]", "scoring.per_domain_limit=null",
+           "scoring.benchmarks=[personalised]", "scoring.strategies=[none,raw_profile,oracle]", "scale.chunk_size=4"]
+
+
+def _rms_block(path) -> list[str]:
+    """Comments inside scoring.rms (every line indented deeper than its `rms:` key)."""
+    lines, out, inside = Path(path).read_text().splitlines(), [], False
+    for line in lines:
+        if re.match(r"^  rms:", line):
+            inside = True
+            continue
+        if inside and not line.startswith("    ") and line.strip():
+            break
+        if inside:
+            out += [re.sub(r"\s+$", "", c) for c in re.findall(r"#.*", line)]
+    return out
+
+
+def comments(path) -> list[str]:
+    return sorted(re.sub(r"\s+$", "", c) for c in re.findall(r"#.*", Path(path).read_text()))
 
 
 def score_stage(repo) -> dict:
@@ -62,14 +88,18 @@ def test_two_queued_rms_run_at_once_with_local_bytes(tmp_path, monkeypatch, stag
         monkeypatch.setenv(key, value)                      # instead of each starting a server of its own
     repo = tmp_path / "repo"
     repo.mkdir()
-    params = scale_project(repo, rms={"length-longer": {"kind": "length-longer"}})
+    scale_project(repo, rms={"length-longer": {"kind": "length-longer"}})   # the inputs
+    # the shipped params.yaml, reduced the way a user would: through DVC's own rewrite (what -S does)
+    shutil.copy(ROOT / "params.yaml", repo / "params.yaml")
+    apply_overrides(repo / "params.yaml", REDUCED)
+    removed = _rms_block(ROOT / "params.yaml")   # the removed RM entries' own comments go with them
+    assert set(comments(ROOT / "params.yaml")) - set(comments(repo / "params.yaml")) <= set(removed), "comments kept"
+    params = load_params(repo / "params.yaml", complete=True)
     expected = {}
     for rm, entry in NEW.items():   # the bytes a local run gives, in a scratch copy
         p = {**params, "scoring": {**params["scoring"], "rms": {rm: entry}}}
         score.run(p, rm, inputs(repo), outputs(tmp_path / "local", rm))
         expected[rm] = md5(outputs(tmp_path / "local", rm)["scores"])
-    params["common"]["cache_dir"] = ".prbench-cache"   # relative: every queued run gets its own
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     (repo / "dvc.yaml").write_text(yaml.safe_dump(score_stage(repo), sort_keys=False))
     (repo / ".gitignore").write_text(".prbench-cache/\n.prefect/\nruns/\ncache/\n")
     shutil.rmtree(repo / "cache", ignore_errors=True)
@@ -108,3 +138,25 @@ def test_two_queued_rms_run_at_once_with_local_bytes(tmp_path, monkeypatch, stag
         assert locked_md5(lock, "length-longer") == locked_md5(base, "length-longer")
         assert lock["stages"]["score@length-longer"] == base["stages"]["score@length-longer"], "not rerun"
     assert layout.scores("random")["scores"] not in sh(repo, "git", "ls-files"), "outputs stay in DVC's cache"
+
+
+@pytest.mark.parametrize("setting", ["scoring.per_domain_limit=2", "profiles.encoder=embedded:all-MiniLM-L6-v2"])
+def test_exp_run_dry_set_param_on_a_clean_clone_keeps_params_yaml(tmp_path, setting):
+    """What the README tells a user, `dvc exp run --dry -S key=value`, on an unmodified clean clone: DVC
+    rewrites params.yaml into the experiment (the shipped file stays valid, every comment kept) and plans it.
+    Targeted at the first stage: DVC 3.67's dry run plans in a fresh temporary copy where no output of an
+    earlier stage exists, and fails on the second stage of any DAG (treeverse/dvc#10135)."""
+    from tests.test_dvc import _copy_repo
+
+    repo = tmp_path / "clone"
+    _copy_repo(repo)
+    commit(repo, "clone")
+    before = (repo / "params.yaml").read_text()
+    out = dvc(repo, "exp", "run", "--dry", "-S", setting, "ingest")
+    assert "Running stage 'ingest'" in out, out[-2000:]
+    assert (repo / "params.yaml").read_text() == before, "a dry run leaves the workspace's params as they were"
+    staged = tmp_path / "params.yaml"   # what the experiment got: DVC's own rewrite of the same file
+    staged.write_text(before)
+    apply_overrides(staged, [setting])
+    assert comments(staged) == comments(repo / "params.yaml")
+    assert load_params(staged, complete=True)["scoring" if "scoring" in setting else "profiles"]

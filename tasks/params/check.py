@@ -16,11 +16,23 @@ def _is_model(annotation) -> bool:
     return inspect.isclass(annotation) and issubclass(annotation, BaseModel)
 
 
+def fields_of(model: type[BaseModel], key: str) -> dict:
+    """A model's fields; at the top, also the groups that stages of the table bring (Stage.schema)."""
+    fields = dict(model.model_fields)
+    if key == "":
+        from pydantic.fields import FieldInfo
+
+        from tasks.stages import GROUP_SCHEMAS
+
+        fields.update({g: FieldInfo(annotation=m, default=None) for g, m in GROUP_SCHEMAS.items() if g not in fields})
+    return fields
+
+
 def check_group(raw, model: type[BaseModel], key: str) -> list[str]:
     """Types and unknown keys of one group (recursing into nested groups)."""
+    fields, problems = fields_of(model, key), []
     if not isinstance(raw, dict):
-        return [f"{key}: a mapping of {', '.join(model.model_fields)}, got {raw!r}"]
-    fields, problems = model.model_fields, []
+        return [f"{key}: a mapping of {', '.join(fields)}, got {raw!r}"]
     for name, value in raw.items():
         path = f"{key}.{name}" if key else str(name)
         if name not in fields:
@@ -33,12 +45,12 @@ def check_group(raw, model: type[BaseModel], key: str) -> list[str]:
     return problems
 
 
-def with_defaults(raw: dict, model: type[BaseModel]) -> dict:
+def with_defaults(raw: dict, model: type[BaseModel], key: str = "") -> dict:
     """The user's values as written, plus the schema's default for every key left out."""
     out = dict(raw)
-    for name, f in model.model_fields.items():
+    for name, f in fields_of(model, key).items():
         if _is_model(f.annotation):
-            out[name] = with_defaults(out.get(name) or {}, f.annotation)
+            out[name] = with_defaults(out.get(name) or {}, f.annotation, name)
         elif name not in out:
             default = f.get_default(call_default_factory=True)
             out[name] = default.model_dump() if isinstance(default, BaseModel) else default
@@ -50,7 +62,7 @@ def missing_keys(raw: dict, model: type[BaseModel], key: str = "") -> list[str]:
     import json
 
     out = []
-    for name, f in model.model_fields.items():
+    for name, f in fields_of(model, key).items():
         path = f"{key}.{name}" if key else name
         if _is_model(f.annotation):
             out += missing_keys((raw or {}).get(name) or {}, f.annotation, path)
