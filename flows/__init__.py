@@ -40,7 +40,9 @@ def _refuse_bad_params_early() -> None:
     if stage not in STAGES and stage != "pipeline":
         return
     try:
-        params = load_params(complete=True)
+        from tasks.stages import read_keys
+
+        params = load_params(complete=read_keys([stage] if stage in STAGES else None))
         if stage in STAGES and STAGES[stage].per_rm and len(rest) == 1 and rest[0] not in params["scoring"]["rms"]:
             raise ConfigError(f"scoring.rms: {did_you_mean(rest[0], params['scoring']['rms'])}")
     except ConfigError as exc:

@@ -15,7 +15,9 @@ def cmd_run(args) -> int:
     from tasks.params import load_params
 
     # every problem of the params file, before a server starts (dvc reads params.yaml only)
-    load_params(args.params if args.no_dvc else None, complete=True)
+    from tasks.stages import read_keys
+
+    load_params(args.params if args.no_dvc else None, complete=read_keys())
     if args.no_dvc:
         from flows.common import main
         from flows.pipeline import pipeline
@@ -108,7 +110,9 @@ def cmd_serve(args) -> int:
     from flows import server as srv
     from tasks.params import load_params
 
-    rel = load_params(complete=True)["releases"]   # the whole file checked before a server starts
+    from tasks.stages import read_keys
+
+    rel = load_params(complete=[*read_keys(), "releases"])["releases"]   # the whole file checked before a server starts
     url, local = os.environ.get("PREFECT_API_URL"), None
     if not url:
         url = f"http://127.0.0.1:{args.port or rel['port']}/api"

@@ -130,12 +130,13 @@ def per_rm_main(flow) -> int:
     return main(flow, rm=sys.argv[1])
 
 
-def preflight(params_path=None, rm: str | None = None) -> dict:
-    """The params checked before anything starts (a server, a model): a ConfigError names each problem."""
+def preflight(params_path=None, rm: str | None = None, stage: str | None = None) -> dict:
+    """The params checked before anything starts (a server, a model): a ConfigError names each problem;
+    every key the stage (default: the whole pipeline) reads must be in the file."""
     from tasks.errors import did_you_mean
     from tasks.params import load_params
 
-    params = load_params(params_path, complete=True)
+    params = load_params(params_path, complete=stages.read_keys([stage] if stage else None))
     if rm is not None and rm not in params["scoring"]["rms"]:
         raise ConfigError(f"scoring.rms: {did_you_mean(rm, params['scoring']['rms'])}")
     return params
@@ -144,7 +145,7 @@ def preflight(params_path=None, rm: str | None = None) -> dict:
 def main(flow, **kwargs) -> int:
     """Run a stage flow as a command: exit 0, or print each problem as one line and exit 1."""
     try:
-        preflight(kwargs.get("params_path"), kwargs.get("rm"))
+        preflight(kwargs.get("params_path"), kwargs.get("rm"), flow.name if flow.name in stages.STAGES else None)
         state = flow(return_state=True, **kwargs)
     except USER_ERRORS as exc:
         print(str(exc), file=sys.stderr)

@@ -56,7 +56,7 @@ def resolve_sources(params: dict):
     layout = params.get("layout", "auto")
     if layout not in LAYOUTS:
         raise ConfigError(f"ingest.layout: unknown layout '{layout}'; valid: {', '.join(LAYOUTS)}")
-    return SOURCES.get(params["source"], "ingest.source")(params, configs, params["splits"])
+    return SOURCES.lookup(params["source"], "ingest.source")(params, configs, params["splits"])
 
 
 def ingest(sources, *, layout: str = "auto", on_error: str = "fail", limit_per_split: int | None = None, pair_source: str = "reference") -> IngestResult:

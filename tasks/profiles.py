@@ -73,7 +73,7 @@ def run(p: dict, common: dict, inputs: dict, out: dict) -> dict:
     questions = read_table(inputs["questions"], "questions").to_pylist()
     profiles = read_table(inputs["profiles"], "profiles").to_pylist()
     encoder = cache = None
-    if RETRIEVERS.get(p["retriever"], "profiles.retriever").needs_encoder:
+    if RETRIEVERS.lookup(p["retriever"], "profiles.retriever").needs_encoder:
         from tasks.encoders import EmbeddingCache, Encoder
 
         cache = EmbeddingCache(Path(common["cache_dir"]) / "embeddings.sqlite")

@@ -55,7 +55,11 @@ class Registry:
     def __delitem__(self, name):
         del self._all()[name]
 
-    def get(self, name, key: str):
+    def get(self, name, default=None):   # a mapping's get (monkeypatch.setitem relies on it)
+        return self._all().get(name, default)
+
+    def lookup(self, name, key: str):
+        """The plug-in registered as `name`; else one ConfigError naming the params `key`, with "did you mean"."""
         items = self._all()
         if name not in items:
             raise ConfigError(f"{key}: {did_you_mean(str(name), items)}")
@@ -148,7 +152,7 @@ def check_entry(entry, registry: Registry, key: str, *, field: str = "kind", sha
     name = entry[field]
     if name not in registry:
         return [f"{key}.{field}: {did_you_mean(str(name), registry.names())}"]
-    obj = registry.get(name, f"{key}.{field}")
+    obj = registry.lookup(name, f"{key}.{field}")
     options = {**(shared or {}), **options_of(obj)}
     problems = []
     for opt, value in entry.items():

@@ -61,4 +61,4 @@ class Dense:
 
 
 def make_retriever(name: str, encoder=None):
-    return RETRIEVERS.get(name, "profiles.retriever")(encoder)
+    return RETRIEVERS.lookup(name, "profiles.retriever")(encoder)

@@ -85,7 +85,7 @@ def discover(path: str | Path, configs, splits) -> list[SourceFile]:
 
 
 def read_rows(src: SourceFile) -> Iterator[RawRow]:
-    yield from READERS.get(src.fmt, "source format")(src)
+    yield from READERS.lookup(src.fmt, "source format")(src)
 
 
 def _text(path: str) -> str:

@@ -123,6 +123,11 @@ ORDER = [s.name for s in TABLE]
 PER_RM = [s.name for s in TABLE if s.per_rm]
 
 
+def read_keys(names=None) -> list[str]:
+    """The params keys the named stages (default: all) declare: what a run of them reads from the file."""
+    return sorted({k for s in TABLE if names is None or s.name in names for k in s.params if KEY not in k})
+
+
 def get(name: str) -> Stage:
     from tasks.errors import ConfigError, did_you_mean
 

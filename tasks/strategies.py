@@ -59,7 +59,7 @@ def check(strategies, key: str = "scoring.strategies") -> list[str]:
 def contexts(strategy: str, questions: dict[str, dict], profile_text: dict[str, str],
              inferred: dict[str, list[str] | None]) -> Contexts:
     """question id -> context text for one strategy (see Contexts for the planner's failed rows)."""
-    return STRATEGIES.get(strategy, "strategy")(questions, profile_text, inferred)
+    return STRATEGIES.lookup(strategy, "strategy")(questions, profile_text, inferred)
 
 
 def pair_inputs(pairs: list[dict], questions: dict[str, dict], context: dict[str, str]) -> list[PairInput]:

@@ -52,5 +52,17 @@ def use_test_llm(params: dict, llm: dict, splits=("test",)) -> dict:
     return params
 
 
+def shipped_params(**groups) -> dict:
+    """The shipped params.yaml with some groups' keys replaced: a complete file, as a run requires."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for group, values in groups.items():
+        params[group] = {**params[group], **values}
+    return params
+
+
 def save_params(root: Path, params: dict) -> None:
+    """params.yaml of a test project; rl.rms keeps only RMs the project scores (the schema refuses others)."""
+    rl = params.get("rl") or {}
+    if rl.get("rms"):
+        rl["rms"] = [rm for rm in rl["rms"] if rm in (params.get("scoring") or {}).get("rms", {})]
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

@@ -1,9 +1,9 @@
 """The correlation flow under a real (test-harness) Prefect server: reads every RM's scores and
 the BoN table from the project, writes its outputs, and is served from cache on a rerun."""
 import pytest
-import yaml
 
 from tasks import layout
+from tests.stage_project import save_params, shipped_params
 from tests.test_correlation_stage import P, write_bon, write_scores
 
 
@@ -16,9 +16,9 @@ def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
     write_scores(tmp_path / "data")      # data/scores/<rm>.parquet
     write_bon(tmp_path / "data")         # data/bon/per_question.parquet
     rms = {f.stem: {"kind": "random"} for f in (tmp_path / layout.SCORES_DIR).glob("*.parquet")}
-    params = {"common": {"seed": 2604, "cache_dir": str(tmp_path / "cache")}, "scoring": {"rms": rms},
-              "correlation": {**P, "bootstrap": 50, "permutations": 99}}
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    params = shipped_params(common={"seed": 2604, "cache_dir": str(tmp_path / "cache")}, scoring={"rms": rms},
+                            correlation={**P, "bootstrap": 50, "permutations": 99})
+    save_params(tmp_path, params)
     monkeypatch.chdir(tmp_path)
 
     assert main(correlation_flow) == 0

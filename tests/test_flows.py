@@ -141,19 +141,28 @@ def test_whole_pipeline_fans_out_per_rm_in_dag_order_and_stops_at_the_first_fail
     rms = sorted(params["scoring"]["rms"])
     stages = _dvc_stages(rms)
 
-    # 1. a bad entry for one RM: the pipeline stops there, as Failed, with the stage's one-line reason
+    # 0. a misspelt option: refused before any stage runs (the params schema), in one line
     good = dict(params["scoring"]["rms"]["random"])
     params["scoring"]["rms"]["random"] = {**good, "sed": 1}
     save_params(tmp_path, params)
+    capsys.readouterr()   # the project's set-up output (the tiny policy's shards)
+    assert main(pipeline) == 1
+    assert capsys.readouterr().err.strip().startswith("params.yaml: scoring.rms.random.sed: not an option")
+    assert not any(Path(o).exists() for s in stages for o in stages[s][1]), "no stage ran"
+
+    # 1. an entry only its stage can find bad (no model at that path): the pipeline stops there, as Failed,
+    # with the stage's one-line reason
+    params["scoring"]["rms"]["random"] = {"kind": "seq-cls", "model": str(tmp_path / "no-such-model")}
+    save_params(tmp_path, params)
     state = pipeline(return_state=True)
-    assert state.is_failed() and state.message.startswith("score: scoring.rms.random.sed: not an option")
+    assert state.is_failed() and state.message.startswith("score: scoring.rms.random.model: cannot load"), state.message
     failed_run = _subflow_runs(state)
     assert failed_run[-1] == (("score", "random"), "FAILED")
     assert all(kind == "COMPLETED" for _, kind in failed_run[:-1])
     later = {s for s in stages if s not in {stage for stage, _ in failed_run}}
     assert ("leaderboard", None) in later and ("score", "similarity") in later and ("bon_sample", None) in later
     assert not any(Path(o).exists() for s in later for o in stages[s][1]), "nothing after the failure ran"
-    assert main(pipeline) == 1 and "score: scoring.rms.random.sed" in capsys.readouterr().err
+    assert main(pipeline) == 1 and "score: scoring.rms.random.model: cannot load" in capsys.readouterr().err
     before = {p: Path(p).stat().st_mtime_ns for s, _ in failed_run[:-1] for p in stages[s][1] if Path(p).is_file()}
 
     # 2. fixed: every dvc.yaml stage runs once (per-RM ones once per RM), in an order dvc.yaml allows

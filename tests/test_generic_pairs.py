@@ -23,7 +23,7 @@ GENERIC = {"mode": "generate", "llm": "test-llm", "prompt": str(ROOT / "prompts/
 def project(root: Path, limit=3, configs=("Lifestyle_and_Personal_Development",), **generic) -> dict:
     """Ingested sample + selected pairs = the reference pairs (as the pairs stage selects them by default)."""
     params = make_project(root, limit=limit, configs=configs)
-    params["generic_pairs"] = {**GENERIC, **generic}
+    params["generic_pairs"] = {**params["generic_pairs"], **GENERIC, **generic}
     save_params(root, params)
     reference = read_table(root / layout.INGEST["pairs"], "pairs").to_pylist()
     write_table([{**r, "source": "reference", "judge_chosen": 1.0, "judge_rejected": 0.0, "valid": True}

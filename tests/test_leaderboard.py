@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-import yaml
 
 from tasks import layout, leaderboard
 from tasks.artifacts import file_hash, read_table, write_table
 from tasks.errors import ConfigError
+from tests.stage_project import save_params, shipped_params
 
 P = {"tie_policy": "strict", "bootstrap": 500, "ci": 0.95, "split": "test", "heatmap_strategy": "raw_profile"}
 SEED = 2604
@@ -226,8 +226,7 @@ def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
 
     monkeypatch.chdir(tmp_path)
     rms = {rm: {"kind": "random"} for rm in _scores()}
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"common": {"seed": SEED}, "leaderboard": P,
-                                                          "scoring": {"rms": rms}}))
+    save_params(tmp_path, shipped_params(common={"seed": SEED}, leaderboard=P, scoring={"rms": rms}))
     for rm, rows in _scores().items():
         write_table(rows, layout.scores(rm)["scores"], "scores")
     assert main(leaderboard_flow) == 0

@@ -18,6 +18,7 @@ from flows import cli
 from tasks import layout
 from tasks.report import build, provenance, sources
 from tests.browser import browser_page, screenshot
+from tests.stage_project import save_params
 from tests.test_dvc import _copy_repo
 from tests.test_versions import repo, sh  # noqa: F401 - repo: the versions test's repo (v1 tagged, v2 at HEAD)
 
@@ -69,7 +70,7 @@ def project(tmp_path_factory, prefect_harness):
     for stale in ("metrics", "plots", "report"):   # the checkout's committed results: rebuilt here
         shutil.rmtree(root / stale, ignore_errors=True)
     params = _small(yaml.safe_load((root / "params.yaml").read_text()))
-    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    save_params(root, params)
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(root)
         _run_stages(root)   # the pipeline's stage order; the last stage is the report
