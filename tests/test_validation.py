@@ -146,3 +146,27 @@ def test_stage_command_prints_no_traceback(tmp_path, stage_server):
     expected = f"{tmp_path}/data/{FILE}: row 2 (id=1_0_2): field 'profile': expected a list of posts, got str"
     assert expected in proc.stderr.splitlines()
     assert not (tmp_path / "data" / "ingest").exists()
+
+
+def test_an_id_seen_in_another_file_or_split_is_a_duplicate(tmp_path, capsys):
+    """One question under two splits would put a test question into training (a leak); under two
+    domains it would be scored twice. Each repeat is one line naming its file, row and the first one."""
+    data = tmp_path / "data"
+    train = write_json_rows(data / "Art_and_Entertainment_train.json", [make_row(0), make_row(1)])
+    test = write_json_rows(data / "Art_and_Entertainment_test.json", [make_row(2), make_row(1)])
+    other = write_json_rows(data / "Lifestyle_and_Personal_Development_test.json", [make_row(0), make_row(3)])
+    expected = [f"{test}: row 1 (id=1_0_1): field 'id': duplicate id, first seen at {train} row 1",
+                f"{other}: row 0 (id=1_0_0): field 'id': duplicate id, first seen at {train} row 0"]
+    out = {k: str(tmp_path / "out" / f"{k}.x") for k in ("questions", "profiles", "pairs", "quarantine",
+                                                         "metrics", "plot")}
+    with pytest.raises(DataErrors) as err:
+        ingest.run(ingest_params(data), out)
+    assert str(err.value).splitlines() == expected
+    assert not (tmp_path / "out").exists(), "no partial output"
+    assert cli(["validate", str(data)]) == 1
+    assert capsys.readouterr().err.strip().splitlines() == expected
+
+    kept = ingest.ingest(ingest.resolve_sources(ingest_params(data)), on_error="quarantine")
+    assert [(q["id"], q["split"], q["domain"]) for q in kept.questions] == [
+        ("1_0_0", "train", "Art"), ("1_0_1", "train", "Art"), ("1_0_2", "test", "Art"), ("1_0_3", "test", "Lifestyle")]
+    assert [(b["file"], b["row"], b["field"]) for b in kept.quarantine] == [(str(test), 1, "id"), (str(other), 0, "id")]
