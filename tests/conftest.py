@@ -23,6 +23,8 @@ os.environ.pop("PREFECT_API_URL", None)
 
 import pytest  # noqa: E402
 
+from tests.figures import figures  # noqa: E402,F401 - the fixture: plots read back before they are saved
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample"
 

@@ -67,7 +67,7 @@ def run(root, p=None, rms=RMS, extra=("random",)):
     return stage.run({"common": {"seed": 2604}, "correlation": {**P, **(p or {})}}, inputs, outs(root))
 
 
-def test_agreeing_and_reversed_benchmarks(tmp_path):
+def test_agreeing_and_reversed_benchmarks(tmp_path, figures):
     metrics = run(tmp_path)
     assert metrics["status"] == "ok"
     assert metrics["benchmarks"]["personalised"]["accuracy"] == {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6, "e": 0.5,
@@ -86,7 +86,13 @@ def test_agreeing_and_reversed_benchmarks(tmp_path):
     assert a == {"rm": "a", "benchmark": "personalised", "accuracy": 0.9, "benchmark_rank": 1, "downstream": "bon",
                  "downstream_score": pytest.approx(0.899), "downstream_rank": 1, "shares_llm_with": ""}
     assert {p["rm"] for p in points} == set(RMS)
-    assert (tmp_path / "out/correlation.png").stat().st_size > 0
+    panels = {ax["title"].split(" (")[0]: ax for ax in figures["correlation.png"]}
+    assert set(panels) == {"personalised vs bon", "generic vs bon"}
+    for bench, ax in panels.items():
+        mine = [p for p in points if f"{p['benchmark']} vs {p['downstream']}" == bench]
+        np.testing.assert_allclose(sorted(ax["points"]), sorted([p["accuracy"], p["downstream_score"]] for p in mine))
+        assert sorted(ax["texts"]) == sorted(p["rm"] for p in mine), "every point named by its RM"
+    assert panels["personalised vs bon"]["title"] == "personalised vs bon (6 RMs): rho 1.000, NDCG 1.000"
     assert json.loads((tmp_path / "out/correlation.json").read_text())["conventions"]["ndcg_gain"].startswith("gain =")
 
 
@@ -106,7 +112,7 @@ def test_outputs_are_byte_stable(tmp_path):
     assert {k: file_hash(v) for k, v in outs(tmp_path).items() if k in first} == first
 
 
-def test_too_few_rms_says_so(tmp_path):
+def test_too_few_rms_says_so(tmp_path, figures):
     metrics = run(tmp_path, rms=["a", "b", "c"])
     assert metrics["status"] == "too few RMs (n=3 < 4)"
     pers = metrics["correlations"]["personalised"]["bon"]
@@ -115,6 +121,8 @@ def test_too_few_rms_says_so(tmp_path):
     rows = pq.read_table(tmp_path / "out/correlation.parquet").to_pylist()
     assert all(r["value"] is None and r["status"] == "too few RMs (n=3 < 4)" for r in rows)
     assert "too few RMs (n=3 < 4)" in stage.format_table(rows)
+    assert [ax["title"] for ax in figures["correlation.png"]] == [
+        f"{b} vs bon (3 RMs): too few RMs (n=3 < 4)" for b in ("personalised", "generic")], "no rho on the plot"
 
 
 def test_tie_policy_credits_ties(tmp_path):

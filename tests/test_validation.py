@@ -106,7 +106,7 @@ def test_valid_file_passes(tmp_path, capsys):
     assert "valid" in capsys.readouterr().out
 
 
-def test_quarantine_keeps_good_rows_and_reports_bad(tmp_path):
+def test_quarantine_keeps_good_rows_and_reports_bad(tmp_path, figures):
     rows = [make_row(0), make_row(1, question=""), make_row(2), make_row(3, profile=[]), make_row(4, id="1_0_0")]
     write_json_rows(tmp_path / "data" / FILE, rows)
     out = {k: str(tmp_path / "out" / f"{k}.parquet") for k in ("questions", "profiles", "pairs", "quarantine")}
@@ -122,6 +122,9 @@ def test_quarantine_keeps_good_rows_and_reports_bad(tmp_path):
     assert json.loads(bad[0]["raw"])["id"] == "1_0_1", "the bad row itself is kept"
     assert metrics["quarantined_rows"] == 3 and metrics["questions"] == 2
     assert metrics["quarantine_reasons"] == {"id": 1, "profile": 1, "question": 1}
+    (ax,) = figures["p.png"]
+    assert list(ax["xticks"].values()) == ["Art"], "one box per domain of the kept rows"
+    assert {v for _, y in ax["series"] for v in y} == {16.0}, "the box is at 16: both kept users have 16 posts"
 
 
 @pytest.mark.slow
