@@ -196,7 +196,13 @@ def test_the_same_release_seen_again_starts_nothing(served, scored):
     watch = api.run_now("watch-releases")
     done = wait_for(lambda: api.finished(watch["id"]), 300, step=2, what="a watcher run by hand")
     assert done["state"]["type"] == "COMPLETED"
-    time.sleep(15)   # an automation fires within seconds of an event
+    # Not a fixed sleep: what this very run did, in its own words (it prints after any emit). Its
+    # logs reach the API after its final state, so wait for them; then nothing can still be on its way.
+    said = wait_for(lambda: [log["message"] for log in api.call("logs/filter", {
+        "logs": {"flow_run_id": {"any_": [watch["id"]]}}, "limit": 200})
+        if log["message"] == "no new releases" or log["message"].startswith("released: ")],
+        120, step=1, what="the watcher run's verdict in its logs")
+    assert said == ["no new releases"], f"the release was announced again: {said}"
     assert len(api.events()) == events and len(api.runs("score-rm")) == runs
 
 
