@@ -123,6 +123,7 @@ def test_pairwise_only_rm_is_reported_not_bon_capable(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_flows_cache_and_adding_an_rm_runs_only_its_bon_score(tmp_path, monkeypatch, prefect_harness):
     from flows.bon_judge import bon_judge_flow
     from flows.bon_report import bon_report_flow

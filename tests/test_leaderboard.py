@@ -235,6 +235,7 @@ def test_heatmap_without_the_strategy_says_so_instead_of_an_empty_grid(tmp_path,
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
     from flows.leaderboard import leaderboard_flow

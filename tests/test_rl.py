@@ -169,6 +169,7 @@ def test_failed_and_nan_rewards_are_counted_never_defaulted():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("algorithm", ["ppo", "grpo", "rloo"])
 def test_two_updates_train_the_policy_and_reruns_give_the_same_bytes(tmp_path, tiny_policy, algorithm, figures):
     import torch
@@ -202,6 +203,7 @@ def test_two_updates_train_the_policy_and_reruns_give_the_same_bytes(tmp_path, t
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_ppo_drops_failed_rollouts_and_stops_above_the_budget(tmp_path, tiny_policy, monkeypatch):
     """Half the rewards are NaN: they are counted per update, the run still trains (finite weights), and
     a dropped rollout's reward is the critic's own estimate — never a constant like the release's 0.5."""
@@ -268,6 +270,7 @@ def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy, figur
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tiny_policy, figures):
     from tasks.rl import evaluate, train
     from tasks.runlog import read_counters
@@ -331,6 +334,7 @@ def test_rl_stages_depend_on_their_own_rm_and_keys_only():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(420)
 def test_flows_listing_another_rm_trains_only_it(tmp_path, tiny_policy, monkeypatch, prefect_harness):
     """Editing rl.rms reruns every rl_train@<rm> under DVC; the Prefect cache makes that free except for
     the RM it adds. Then rl_eval sees both policies."""
@@ -394,6 +398,7 @@ def test_rl_eval_refuses_to_judge_on_the_training_split(tmp_path, tiny_policy):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_grpo_leaves_failed_rewards_out_never_a_default(tmp_path, tiny_policy, monkeypatch):
     """GRPO gets None for a NaN reward: counted per update, and trl's logged reward mean is the mean of
     the finite rewards alone (a default such as 0 or 0.5 would move it)."""

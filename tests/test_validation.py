@@ -128,6 +128,7 @@ def test_quarantine_keeps_good_rows_and_reports_bad(tmp_path, figures):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(240)
 def test_stage_command_prints_no_traceback(tmp_path, stage_server):
     """The real stage process: exit 1, one line, no traceback, no outputs."""
     import subprocess
@@ -143,7 +144,7 @@ def test_stage_command_prints_no_traceback(tmp_path, stage_server):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT), **stage_server.client_env()}
     proc = subprocess.run([sys.executable, "-m", "flows.ingest"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=180)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr + proc.stdout
     expected = f"{tmp_path}/data/{FILE}: row 2 (id=1_0_2): field 'profile': expected a list of posts, got str"
