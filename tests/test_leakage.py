@@ -18,6 +18,7 @@ from tasks.rms import PairInput, make_rm
 from tasks.strategies import STRATEGIES, load_contexts, pair_inputs
 from tests.conftest import ROOT, ingest_params, make_row, write_json_rows
 from tests.stage_project import project_params
+from tests.test_rms import Res
 
 MARK = re.compile(r"zq[a-z]+mark\d+")   # every planted marker; nothing else in the data matches
 NON_ORACLE = [s for s in STRATEGIES if s != "oracle"]
@@ -66,16 +67,6 @@ class RecordingEncoder:
     def encode(self, texts, progress=False):
         self.texts += list(texts)
         return self.encoder.encode(texts, progress=progress)
-
-
-class Res:
-    seed = 3
-
-    def __init__(self, llm):
-        self._llm = llm
-
-    def llm(self, name):
-        return self._llm
 
 
 @pytest.fixture(scope="module")
