@@ -120,8 +120,9 @@ def _outputs(repo: Path) -> dict[str, str]:
 
 
 RUNNING = r"Running stage '([^']+)'"
-# The end-to-end test took 574 s in CI (2026-12-02, 2 cores, the suite's other process beside it): ~3x.
-E2E_LIMIT_S = 1800
+# The end-to-end test took 574 s in CI (2026-12-02, 2 cores, the suite's other process beside it): ~4x,
+# as a box shared with other work runs it ~3x slower.
+E2E_LIMIT_S = 2400
 
 
 def _mentions_cache(counters: dict) -> bool:
