@@ -120,9 +120,9 @@ def _outputs(repo: Path) -> dict[str, str]:
 
 
 RUNNING = r"Running stage '([^']+)'"
-# The end-to-end test took 574 s in CI (2026-12-02, 2 cores, the suite's other process beside it): ~4x,
-# as a box shared with other work runs it ~3x slower.
-E2E_LIMIT_S = 2400
+# The end-to-end test took 574 s in CI (2026-12-02, 2 cores, the suite's other process beside it) and
+# 1774 s on 2 cores shared with other agents' work (load 7-11): ~5x CI, ~1.7x that.
+E2E_LIMIT_S = 3000
 
 
 def _mentions_cache(counters: dict) -> bool:
