@@ -6,6 +6,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -27,6 +29,19 @@ def _commit(tmp: Path, path: Path) -> None:
     os.replace(tmp, path)
 
 
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """A temporary file beside `path` to write to: once the block ends it replaces `path` (fsynced
+    first); if the block raises, it is removed and `path` is as it was (a crash midway, a full disk)."""
+    path = Path(path)
+    tmp = _atomic_target(path)
+    try:
+        yield tmp
+        _commit(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def write_table(table: pa.Table | list[dict], path: str | Path, schema: str) -> Path:
     """Validate against the named schema and write Parquet via temp file + rename.
 
@@ -36,13 +51,9 @@ def write_table(table: pa.Table | list[dict], path: str | Path, schema: str) -> 
     if isinstance(table, list):
         table = pa.Table.from_pylist(table, schema=SCHEMAS[schema])
     table = conform(table, schema).replace_schema_metadata({"prbench.schema": schema})
-    tmp = _atomic_target(path)
-    try:
+    with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", compression_level=3,
                        use_dictionary=True, write_statistics=True, row_group_size=64_000)
-        _commit(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
     return path
 
 
@@ -51,26 +62,16 @@ def read_table(path: str | Path, schema: str) -> pa.Table:
 
 
 def write_json(obj, path: str | Path) -> Path:
-    path = Path(path)
-    tmp = _atomic_target(path)
-    try:
+    with atomic_path(path) as tmp:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-        _commit(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return Path(path)
 
 
 def write_text(text: str, path: str | Path) -> Path:
     """A text artifact (e.g. the report page), UTF-8, via temp file + rename."""
-    path = Path(path)
-    tmp = _atomic_target(path)
-    try:
+    with atomic_path(path) as tmp:
         tmp.write_bytes(text.encode("utf-8"))
-        _commit(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return Path(path)
 
 
 def replace_dir(src: Path, dst: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -180,18 +179,15 @@ def _rm_label(rm: str, micro: list[dict]) -> str:
 
 def write_plot_data(rows: list[dict], path) -> Path:
     """Micro accuracy per RM × strategy as CSV, for `dvc plots`; written atomically, fixed format."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from tasks.artifacts import write_text
+
     num = lambda x: "" if x is None else f"{x:.4f}"  # noqa: E731
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(["rm", "strategy", "evaluation_only", "accuracy", "ci_low", "ci_high"])
     writer.writerows([r["rm"], r["strategy"], str(r["evaluation_only"]).lower(), num(r["accuracy"]),
                       num(r["ci_low"]), num(r["ci_high"])] for r in rows if r["domain"] == MICRO)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text.getvalue(), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_text(text.getvalue(), path)
 
 
 def _color(strategy: str, i: int) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import yaml
@@ -102,8 +101,8 @@ def set_rm(path: str | Path, name: str, entry: dict, comment: str | None = None)
     """Write params with the RM set (atomically: a crash leaves the old file or the new one)."""
     path = Path(path)
     new = with_rm(path.read_text(encoding="utf-8"), name, entry, comment, where=str(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(new)
-    os.chmod(tmp, path.stat().st_mode & 0o7777)
-    os.replace(tmp, path)
+    from tasks.artifacts import atomic_path
+
+    with atomic_path(path) as tmp:
+        tmp.write_text(new, encoding="utf-8")
+        os.chmod(tmp, path.stat().st_mode & 0o7777)

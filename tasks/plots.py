@@ -1,7 +1,6 @@
 """Plots written atomically with fixed metadata, so reruns give the same bytes."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import matplotlib
@@ -11,13 +10,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def save(fig, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    os.replace(tmp, path)
-    return path
+    from tasks.artifacts import atomic_path
+
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    finally:
+        plt.close(fig)
+    return Path(path)
 
 
 def profile_sizes(sizes_by_domain: dict[str, list[int]], path: str | Path) -> Path:

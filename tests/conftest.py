@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 _PREFECT_HOME = tempfile.mkdtemp(prefix="prbench-prefect-")
@@ -23,6 +24,8 @@ os.environ.pop("PREFECT_API_URL", None)
 
 import pytest  # noqa: E402
 
+from tests.figures import figures  # noqa: E402,F401 - the fixture: plots read back before they are saved
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample"
 
@@ -34,10 +37,26 @@ def pytest_sessionfinish(session, exitstatus):
 @pytest.hookimpl(tryfirst=True)   # before `-m "not slow"` deselects
 def pytest_collection_modifyitems(config, items):
     """A test on the Prefect harness starts a server (the ephemeral API: 10-120 s to come up), so it is
-    slow even where a new test forgot the marker: `make test-fast` never waits for that server."""
+    slow even where a new test forgot the marker: `make test-fast` never waits for that server.
+    Every slow test carries its own `@pytest.mark.timeout(s)`, sized from its measured time: the
+    default (pyproject.toml) fits fast tests, so a hang fails with the test's name, not CI's limit."""
     for item in items:
         if "prefect_harness" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+    unsized = [item.nodeid for item in items if item.get_closest_marker("slow") and not item.get_closest_marker("timeout")]
+    if unsized:
+        raise pytest.UsageError("slow tests without their own @pytest.mark.timeout(seconds): " + ", ".join(unsized))
+
+
+class Deadline:
+    """What is left of a test's own time limit, for the waits inside it: each gives up before
+    pytest-timeout ends the test, with its own message (what it waited for, a log)."""
+
+    def __init__(self, seconds: float, margin: float = 60):
+        self.end = time.monotonic() + seconds - margin
+
+    def left(self) -> float:
+        return max(1.0, self.end - time.monotonic())
 
 
 def migrated_prefect_db(base: Path) -> Path:
@@ -51,7 +70,7 @@ def migrated_prefect_db(base: Path) -> Path:
             build = Path(tempfile.mkdtemp(prefix="migrating-", dir=base))
             env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API_DATABASE")}
             subprocess.run([str(Path(sys.executable).with_name("prefect")), "server", "database", "upgrade", "-y"],
-                           env={**env, "PREFECT_HOME": str(build)}, check=True, capture_output=True, timeout=600)
+                           env={**env, "PREFECT_HOME": str(build)}, check=True, capture_output=True, timeout=180)
             template.parent.mkdir(exist_ok=True)
             os.replace(build / "prefect.db", template)
     return template

@@ -10,7 +10,7 @@ import yaml
 
 from tests.test_dvc import _clone_env, _copy_repo
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 TASK = '''"""hello: a stage that only greets (what a new stage brings: its logic and its params group)."""
 from pydantic import BaseModel, ConfigDict, Field

@@ -52,7 +52,7 @@ def run_all(params, p, rms) -> dict:
     return m
 
 
-def test_stages_end_to_end_and_adding_an_rm_reuses_everything(tmp_path):
+def test_stages_end_to_end_and_adding_an_rm_reuses_everything(tmp_path, figures):
     params = project(tmp_path, {"length-longer": {"kind": "length-longer"}})
     p = paths(tmp_path)
     first = run_all(params, p, ["length-longer"])
@@ -71,7 +71,11 @@ def test_stages_end_to_end_and_adding_an_rm_reuses_everything(tmp_path):
     curve = pq.read_table(p["report"]["curve"]).to_pylist()
     assert {r["domain"] for r in curve} == {"all", "Lifestyle", "Art"}
     assert all(r["ci_low"] <= r["judge_score"] <= r["ci_high"] for r in curve)
-    assert Path(p["report"]["plot"]).stat().st_size > 0
+    (ax,) = figures[Path(p["report"]["plot"]).name]
+    drawn = {rm: (x, [round(v, 6) for v in y]) for rm, (x, y) in ax["lines"].items()}
+    assert drawn == {rm: ([1.0, 2.0, 4.0], [round(r["judge_score"], 6) for r in sorted(
+        (r for r in curve if r["rm"] == rm and r["domain"] == "all" and r["method"] == "expected"), key=lambda r: r["k"])])
+        for rm in lines}, "one line per RM and per reference, at the curve's expected judge score for each k"
     kept = {v: file_hash(v) for v in (p["sample"]["samples"], p["judge"]["judged"],
                                       p["scores"]("length-longer")["scores"])}
 
@@ -119,6 +123,7 @@ def test_pairwise_only_rm_is_reported_not_bon_capable(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_flows_cache_and_adding_an_rm_runs_only_its_bon_score(tmp_path, monkeypatch, prefect_harness):
     from flows.bon_judge import bon_judge_flow
     from flows.bon_report import bon_report_flow

@@ -15,7 +15,7 @@ PRBENCH = Path(sys.executable).parent / "prbench"   # the console script pyproje
 
 def _sh(cwd: Path, *cmd: str) -> str:
     env = {**os.environ, "DVC_NO_ANALYTICS": "1", "PATH": f"{PRBENCH.parent}{os.pathsep}{os.environ['PATH']}"}
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, f"{cmd}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
     return proc.stdout
 
@@ -65,14 +65,14 @@ def test_human_eval_export_and_check_through_the_cli_and_the_installed_script(tm
     raw = Path(params["human_eval"]["raw_dir"])
     fill_csv(out, raw / "alice.csv", truth(tmp_path))
     proc = subprocess.run([str(PRBENCH), "human-eval", "check"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=240)
     assert (proc.returncode, proc.stdout.strip()) == (0, f"{raw}: valid (32 ratings in 1 files)"), proc.stderr[-2000:]
 
     def spoil(row):
         row["b_relevance"] = "9"
     fill_csv(out, raw / "alice.csv", truth(tmp_path), change=spoil)
     proc = subprocess.run([str(PRBENCH), "human-eval", "check"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=240)
     problems = proc.stderr.strip().splitlines()
     assert proc.returncode == 1 and len(problems) == 4, proc.stderr[-2000:]   # one line per bad row
     assert all("alice.csv: row " in p and p.endswith("field 'b_relevance': '9' is outside 1-5") for p in problems)

@@ -20,7 +20,7 @@ from tests.stage_project import save_params
 from tests.test_bon_stage import BON
 from tests.test_scale import CHEAP_RMS, inputs, outputs, scale_project
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(360)]
 
 RMS = CHEAP_RMS   # three RMs: a rule, a seeded one, and a real encoder (MiniLM) whose floats must match
 BON_RMS = ("length-longer", "similarity")

@@ -9,6 +9,7 @@ from tests.test_correlation_stage import P, write_bon, write_scores
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
     from flows.correlation import correlation_flow

@@ -3,6 +3,7 @@ left out, every metric with CI and p-value, the points table, too few RMs, exter
 downstream tables (and their one-line validation errors), byte-stable outputs."""
 import json
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -66,7 +67,7 @@ def run(root, p=None, rms=RMS, extra=("random",)):
     return stage.run({"common": {"seed": 2604}, "correlation": {**P, **(p or {})}}, inputs, outs(root))
 
 
-def test_agreeing_and_reversed_benchmarks(tmp_path):
+def test_agreeing_and_reversed_benchmarks(tmp_path, figures):
     metrics = run(tmp_path)
     assert metrics["status"] == "ok"
     assert metrics["benchmarks"]["personalised"]["accuracy"] == {"a": 0.9, "b": 0.8, "c": 0.7, "d": 0.6, "e": 0.5,
@@ -85,7 +86,13 @@ def test_agreeing_and_reversed_benchmarks(tmp_path):
     assert a == {"rm": "a", "benchmark": "personalised", "accuracy": 0.9, "benchmark_rank": 1, "downstream": "bon",
                  "downstream_score": pytest.approx(0.899), "downstream_rank": 1, "shares_llm_with": ""}
     assert {p["rm"] for p in points} == set(RMS)
-    assert (tmp_path / "out/correlation.png").stat().st_size > 0
+    panels = {ax["title"].split(" (")[0]: ax for ax in figures["correlation.png"]}
+    assert set(panels) == {"personalised vs bon", "generic vs bon"}
+    for bench, ax in panels.items():
+        mine = [p for p in points if f"{p['benchmark']} vs {p['downstream']}" == bench]
+        np.testing.assert_allclose(sorted(ax["points"]), sorted([p["accuracy"], p["downstream_score"]] for p in mine))
+        assert sorted(ax["texts"]) == sorted(p["rm"] for p in mine), "every point named by its RM"
+    assert panels["personalised vs bon"]["title"] == "personalised vs bon (6 RMs): rho 1.000, NDCG 1.000"
     assert json.loads((tmp_path / "out/correlation.json").read_text())["conventions"]["ndcg_gain"].startswith("gain =")
 
 
@@ -105,7 +112,7 @@ def test_outputs_are_byte_stable(tmp_path):
     assert {k: file_hash(v) for k, v in outs(tmp_path).items() if k in first} == first
 
 
-def test_too_few_rms_says_so(tmp_path):
+def test_too_few_rms_says_so(tmp_path, figures):
     metrics = run(tmp_path, rms=["a", "b", "c"])
     assert metrics["status"] == "too few RMs (n=3 < 4)"
     pers = metrics["correlations"]["personalised"]["bon"]
@@ -114,6 +121,8 @@ def test_too_few_rms_says_so(tmp_path):
     rows = pq.read_table(tmp_path / "out/correlation.parquet").to_pylist()
     assert all(r["value"] is None and r["status"] == "too few RMs (n=3 < 4)" for r in rows)
     assert "too few RMs (n=3 < 4)" in stage.format_table(rows)
+    assert [ax["title"] for ax in figures["correlation.png"]] == [
+        f"{b} vs bon (3 RMs): too few RMs (n=3 < 4)" for b in ("personalised", "generic")], "no rho on the plot"
 
 
 def test_tie_policy_credits_ties(tmp_path):
@@ -179,3 +188,64 @@ def test_bad_params_fail_with_the_key(tmp_path):
             stage.check_params({**P, key: value})
     with pytest.raises(ConfigError, match="nothing downstream"):
         stage.run({"common": {"seed": 1}, "correlation": {**P, "downstream": []}}, {"scores": {}}, outs(tmp_path))
+
+
+def _independent_bootstrap(bench: np.ndarray, down: np.ndarray, resamples: int, seed: int) -> dict:
+    """Percentile bootstrap over questions written here with numpy alone: bench and down are RMs ×
+    questions (RMs in name order); each resample draws questions with replacement (the same ones on
+    both sides), re-averages every RM and recomputes Spearman ρ and NDCG. -> metric: draws."""
+    rng = np.random.default_rng(seed)
+    n_rms, n_q = bench.shape
+    idx = rng.integers(0, n_q, size=(resamples, n_q))
+    b, d = bench[:, idx].mean(axis=2).T, down[:, idx].mean(axis=2).T          # resamples × RMs
+    from scipy.stats import rankdata
+
+    rb, rd = rankdata(b, axis=1), rankdata(d, axis=1)                          # average ranks for ties
+    rb, rd = rb - rb.mean(axis=1, keepdims=True), rd - rd.mean(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        rho = (rb * rd).sum(axis=1) / np.sqrt((rb ** 2).sum(axis=1) * (rd ** 2).sum(axis=1))
+    order = np.argsort(-b, axis=1, kind="stable")                              # ties: the first name first
+    discount = 1 / np.log2(np.arange(2, n_rms + 2))
+    dcg = (np.take_along_axis(d, order, axis=1) * discount).sum(axis=1)
+    ideal = (-np.sort(-d, axis=1) * discount).sum(axis=1)
+    return {"spearman": rho[np.isfinite(rho)], "ndcg": dcg / ideal}
+
+
+def test_the_correlation_ci_is_the_95_percent_bootstrap_interval_of_the_data(tmp_path):
+    """The stage's CI against an independent bootstrap of the same per-question data: each end must
+    lie nearer the independent 95% end than the 97.5% one (a CI computed at another level and
+    labelled 95% fails), and the interval must hold the value."""
+    rng = np.random.default_rng(7)
+    rms, n_q = [f"rm{i:02d}" for i in range(12)], 60   # 12 RMs: ρ's steps are fine enough to tell the levels apart
+    skill = np.linspace(0.35, 0.8, len(rms))
+    credit = (rng.random((len(rms), n_q)) < skill[:, None]).astype(float)          # right (1) or wrong (0) per pair
+    level = 0.2 + 0.3 * skill + 0.15 * rng.random(len(rms))                       # related to skill, not in its order
+    judge = np.clip(level[:, None] + rng.normal(0, 0.25, (len(rms), n_q)), 0.01, 1.0).round(6)   # BoN score per question
+    scores = {}
+    for i, rm in enumerate(rms):
+        rows = [score(rm, f"q{j}", "right" if credit[i, j] else "wrong") for j in range(n_q)]
+        scores[rm] = str(write_table(rows, tmp_path / "scores" / f"{rm}.parquet", "scores"))
+    bon = [{"rm": rm, "question_id": f"q{j}", "domain": "Art", "k": 4, "method": "expected",
+            "judge_score": float(judge[i, j])} for i, rm in enumerate(rms) for j in range(n_q)]
+    path = tmp_path / "bon.parquet"
+    pq.write_table(pa.Table.from_pylist(bon).cast(pa.schema([
+        ("rm", pa.string()), ("question_id", pa.string()), ("domain", pa.string()), ("k", pa.int32()),
+        ("method", pa.string()), ("judge_score", pa.float64())])), path)
+    p = {**P, "benchmarks": ["personalised"], "exclude_rms": [], "bootstrap": 2000, "permutations": 99}
+    stage.run({"common": {"seed": 2604}, "correlation": p}, {"scores": scores, "bon": str(path)}, outs(tmp_path))
+    got = {r["metric"]: r for r in pq.read_table(tmp_path / "out/correlation.parquet").to_pylist()}
+
+    draws = _independent_bootstrap(credit, judge, 40_000, seed=11)
+    checked = 0
+    for metric, vs in draws.items():
+        r = got[metric]
+        assert r["ci_low"] <= r["value"] <= r["ci_high"]
+        lo95, hi95 = np.quantile(vs, [0.025, 0.975])
+        lo975, hi975 = np.quantile(vs, [0.0125, 0.9875])
+        for end, at95, at975 in (("ci_low", lo95, lo975), ("ci_high", hi95, hi975)):
+            gap = abs(at95 - at975)
+            if gap < 0.003:   # the levels nearly agree here (NDCG near its bound of 1): resampling noise would decide
+                continue
+            checked += 1
+            assert abs(r[end] - at95) < gap / 2, (metric, end, r[end], {"95%": at95, "97.5%": at975})
+    assert checked >= 3, "the data leaves enough spread to tell a 95% interval from a 97.5% one"

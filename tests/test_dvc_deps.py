@@ -11,7 +11,7 @@ import yaml
 from tasks import stages
 from tests.test_dvc import _clone_env, _copy_repo
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 RECORDED = ["ingest", "score@random", "leaderboard", "bon_report"]
 
 

@@ -23,7 +23,7 @@ from tests.conftest import ROOT
 from tests.test_scale import inputs, outputs, scale_project
 from tests.test_versions import commit, dvc, sh
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(480)]
 
 NEW = {"random": {"kind": "random"}, "length-shorter": {"kind": "length-shorter"}}
 # every RM but length-longer removed (hydra's ~key), as a user trims the shipped file with -S
@@ -80,7 +80,7 @@ def start_workers(repo, log) -> None:
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env["PATH"]
     with open(log, "wb") as out:
         subprocess.run([sys.executable, "-m", "dvc", "queue", "start", "-j", "2"], cwd=repo, env=env, stdout=out,
-                       stderr=subprocess.STDOUT, timeout=300, check=True)
+                       stderr=subprocess.STDOUT, timeout=120, check=True)
 
 
 def test_two_queued_rms_run_at_once_with_local_bytes(tmp_path, monkeypatch, stage_server):
@@ -114,7 +114,7 @@ def test_two_queued_rms_run_at_once_with_local_bytes(tmp_path, monkeypatch, stag
             flow = "{" + ", ".join(f"{k}: {v}" for k, v in entry.items()) + "}"
             queue(repo, "exp", "run", "--queue", "-n", f"add-{rm}", "-S", f"+scoring.rms.{rm}={flow}")
         start_workers(repo, tmp_path / "queue-start.log")
-        end = time.monotonic() + 900
+        end = time.monotonic() + 300
         while time.monotonic() < end:
             status = dvc(repo, "queue", "status")
             if "Queued" not in status and "Running" not in status:
@@ -123,7 +123,7 @@ def test_two_queued_rms_run_at_once_with_local_bytes(tmp_path, monkeypatch, stag
         assert status.count("Success") == 2, status + "".join(dvc(repo, "queue", "logs", f"add-{rm}") for rm in NEW)
     finally:   # no queue worker outlives the test
         dvc(repo, "queue", "stop", "--kill")
-        end = time.monotonic() + 120
+        end = time.monotonic() + 60
         while "0 active, 0 idle" not in dvc(repo, "queue", "status") and time.monotonic() < end:
             time.sleep(2)
 

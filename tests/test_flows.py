@@ -31,6 +31,7 @@ def project(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_pipeline_flow_runs_caches_and_repairs(project, prefect_harness):
     from flows.common import main
     from flows.pipeline import pipeline
@@ -53,6 +54,7 @@ def test_pipeline_flow_runs_caches_and_repairs(project, prefect_harness):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_flow_failure_is_reported_not_raised(project, prefect_harness, capsys):
     from flows.common import main
     from flows.ingest import ingest_flow
@@ -131,6 +133,7 @@ def _assert_dependency_order(ran: list, stages: dict) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(480)
 def test_whole_pipeline_fans_out_per_rm_in_dag_order_and_stops_at_the_first_failure(
         tmp_path, monkeypatch, prefect_harness, capsys):
     from flows.common import main

@@ -188,7 +188,7 @@ def test_cli_export_writes_the_same_files(exported, tmp_path, monkeypatch, capsy
     assert args.func(args) == 0 and len(read_table(tmp_path / "k.parquet", "human_eval_key")) == 3
 
 
-def test_round_trip_csv_and_labelstudio_recovers_sides(exported):
+def test_round_trip_csv_and_labelstudio_recovers_sides(exported, figures):
     root, params, items = exported
     raw, seen = Path(params["human_eval"]["raw_dir"]), truth(root)
     fill_csv(root / "for_annotators", raw / "alice.csv", seen)                   # name from the file
@@ -208,7 +208,11 @@ def test_round_trip_csv_and_labelstudio_recovers_sides(exported):
     assert human["wilcoxon"][PERSONAL]["rank_biserial"] == 1.0 and human["wilcoxon"][PERSONAL]["p_value"] < 0.01
     assert human["parity"]["holds"] is True and human["parity"]["personal_gap"] >= 3
     assert set(human["per_dimension"]["factuality"]) == {"all", "Art", "Lifestyle", "Society"}
-    assert (root / LAYOUT["plot"]).stat().st_size > 0
+    (ax,) = figures[Path(LAYOUT["plot"]).name]
+    assert {label: [v for _, v in bars] for label, bars in ax["bars"].items()} == {
+        f"human: {side}": [human["per_dimension"][d]["all"][side]["mean"] for d in DIMENSIONS]
+        for side in ("chosen", "rejected")}, "a bar per dimension and side at its mean rating"
+    assert (root / LAYOUT["plot"]).exists()
 
 
 def test_one_disagreement_lowers_alpha_of_that_dimension_only(exported, tmp_path):

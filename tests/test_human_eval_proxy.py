@@ -169,6 +169,7 @@ def test_unknown_proxy_mode_is_a_config_error(project):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_flow_runs_under_prefect(project, prefect_harness, monkeypatch):
     from flows.common import main
 

@@ -4,12 +4,14 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
 from tasks import layout, leaderboard
 from tasks.artifacts import file_hash, read_table, write_table
 from tasks.errors import ConfigError
+from tests.figures import bars_by_tick
 from tests.stage_project import save_params, shipped_params
 
 P = {"tie_policy": "strict", "bootstrap": 500, "ci": 0.95, "split": "test", "heatmap_strategy": "raw_profile"}
@@ -174,7 +176,7 @@ def exact_ci(domains: list[tuple[int, int]], level: float = 0.95) -> list[float]
     return out
 
 
-def test_run_writes_schema_valid_outputs_with_stable_bytes(tmp_path):
+def test_run_writes_schema_valid_outputs_with_stable_bytes(tmp_path, figures):
     metrics, out = _stage(tmp_path / "one", _scores(), bootstrap=EXACT_B)
     table = read_table(out["leaderboard"], "leaderboard")          # validates against the schema
     assert pq.read_schema(out["leaderboard"]).metadata[b"prbench.schema"] == b"leaderboard"
@@ -202,6 +204,17 @@ def test_run_writes_schema_valid_outputs_with_stable_bytes(tmp_path):
     assert csv[2].startswith("bm25-rm,oracle,true,0.9000,")
     for key in ("plot_accuracy", "plot_heatmap"):
         assert Path(out[key]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = table.to_pylist()
+    (bars,) = figures[Path(out["plot_accuracy"]).name]
+    micro = {(r["rm"], r["strategy"]): r["accuracy"] for r in rows if r["domain"] == "micro"}
+    shown = {(rm, s): v for s, lab in (("none", "none"), ("oracle", "oracle (upper bound)"), ("raw_profile", "raw_profile"))
+             for rm, v in bars_by_tick(bars, lab).items()}
+    assert shown == pytest.approx(micro), "one bar per RM × strategy at its micro accuracy"
+    assert bars["lines"]["chance"][1] == [0.5, 0.5], "chance drawn at 0.5"
+    (heat,) = figures[Path(out["plot_heatmap"]).name]
+    assert heat["xticks"] == {0.0: "judge"} and heat["yticks"] == {0.0: "Art", 1.0: "Society"}   # raw_profile: judge only
+    np.testing.assert_array_equal(heat["images"][0], [[0.5], [1.0]])
+    assert heat["texts"] == ["0.50", "1.00"]
 
     _, again = _stage(tmp_path / "two", _scores(), bootstrap=EXACT_B)
     assert {k: file_hash(v) for k, v in out.items()} == {k: file_hash(v) for k, v in again.items()}
@@ -214,12 +227,15 @@ def test_run_fails_with_one_line_without_scores_or_pairs_in_the_split(tmp_path):
         _stage(tmp_path, _scores(), split="dev")
 
 
-def test_heatmap_without_the_strategy_still_writes_a_plot(tmp_path):
+def test_heatmap_without_the_strategy_says_so_instead_of_an_empty_grid(tmp_path, figures):
     _, out = _stage(tmp_path, {"a": outcomes("a", right=1)}, heatmap_strategy="planner")
-    assert Path(out["plot_heatmap"]).stat().st_size > 0
+    (heat,) = figures[Path(out["plot_heatmap"]).name]
+    assert heat["images"] == [] and heat["texts"] == ["no scores for strategy 'planner'"]
+    assert Path(out["plot_heatmap"]).exists()
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
     from flows.leaderboard import leaderboard_flow

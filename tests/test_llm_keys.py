@@ -42,6 +42,7 @@ def test_openai_key_required_only_where_it_must_be(no_keys):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_gemini_key_never_leaks(no_keys, tmp_path, caplog, capsys):
     no_keys.setenv("GEMINI_API_KEY", SECRET)
     caplog.set_level(logging.DEBUG)
@@ -77,6 +78,7 @@ def test_gemini_key_never_leaks(no_keys, tmp_path, caplog, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_openai_key_never_leaks(no_keys, tmp_path, caplog):
     no_keys.setenv("OPENAI_API_KEY", SECRET)
     caplog.set_level(logging.DEBUG)

@@ -55,3 +55,13 @@ def test_through_the_client_with_cache(backend, tmp_path):
     out = llm.generate_many([(MSG, GenParams(max_tokens=8), i) for i in range(2)])
     assert all(o.text for o in out) and llm.stats.calls == 2
     assert llm.generate(MSG, GenParams(max_tokens=8), 1).cached
+
+
+def test_best_of_n_samples_differ_by_sample_index(backend, tmp_path):
+    """Sample i of a prompt is seeded by its index: N samples are N draws, not one answer N times."""
+    msg = [{"role": "user", "content": "Write one sentence about a dog in a park."}]
+    params = GenParams(temperature=1.0, top_p=1.0, max_tokens=8, seed=7)
+    (samples,) = LLM(backend, CallCache(tmp_path / "calls.sqlite")).sample_many([(msg, params)], 3)
+    texts = [s.text for s in samples]
+    assert len(set(texts)) >= 2, texts
+    assert backend.generate(msg, params, 2).text == texts[2], "sample 2 is the backend's call with index 2"

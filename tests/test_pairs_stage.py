@@ -35,7 +35,7 @@ def _run_stage(cwd: Path, env_extra=None, wait=True):
         proc = subprocess.Popen([sys.executable, "-m", "flows.pairs"], cwd=cwd, env=env, stdout=fh,
                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
     if wait:
-        proc.wait(timeout=600)
+        proc.wait(timeout=240)
         out = log.read_text()
         assert proc.returncode == 0, out[-3000:]
         return out
@@ -54,6 +54,7 @@ def _cached_calls(cache_dir: Path) -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(480)   # 59 s in CI, 193 s on a shared box
 def test_sigkill_then_rerun_makes_only_missing_calls(tmp_path):
     slow_dummy = {"backend": "dummy", "model": "dummy", "latency_s": 0.4, "concurrency": 1}
     killed, clean = tmp_path / "killed", tmp_path / "clean"
@@ -83,12 +84,13 @@ def test_sigkill_then_rerun_makes_only_missing_calls(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(240)
 def test_missing_api_key_fails_fast_with_one_line(tmp_path):
     params = make_project(tmp_path, limit=1, llm={"backend": "gemini", "model": "gemini-2.5-flash"})
     save_params(tmp_path, params)
     env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
     proc = subprocess.run([sys.executable, "-m", "flows.pairs"], cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
     ours = [line for line in proc.stderr.splitlines() if "GEMINI_API_KEY" in line and " | " not in line]
     assert len(ours) == 1 and not _cached_calls(tmp_path / "cache"), proc.stderr[-2000:]
@@ -98,6 +100,7 @@ KEY = "test-key-7f3a9c-do-not-leak"
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)
 def test_gemini_with_30pct_faults_completes_every_row_and_never_leaks_the_key(tmp_path, stage_server):
     import hashlib
 
@@ -138,6 +141,7 @@ def test_gemini_with_30pct_faults_completes_every_row_and_never_leaks_the_key(tm
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)
 def test_openai_compatible_server_is_a_params_change(tmp_path):
     from tests.fakes.openai_server import FakeOpenAIServer
 

@@ -216,6 +216,7 @@ def test_emptying_any_list_with_dvc_keeps_the_file_valid_yaml_and_every_comment(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("argv, edit, line", [
     (["flows.ingest"], lambda p: p["ingest"].update(limit_per_split="four"),
      "params.yaml: ingest.limit_per_split: 'four' is not allowed: an integer or null"),

@@ -98,6 +98,7 @@ def _open(page, path: Path) -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(420)
 def test_report_page_in_a_browser(project):
     page_file = project / layout.REPORT["page"]
     size = page_file.stat().st_size
@@ -153,6 +154,7 @@ def test_report_page_in_a_browser(project):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(420)
 def test_same_outputs_give_the_same_page_anywhere(project, tmp_path, stage_server):
     """The page is a DVC output: the report stage rerun in a copy at another path, later, gives the same bytes."""
     elsewhere = tmp_path / "elsewhere"
@@ -162,7 +164,7 @@ def test_same_outputs_give_the_same_page_anywhere(project, tmp_path, stage_serve
            "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
     env.pop("PYTHONPATH", None)
     proc = subprocess.run([sys.executable, "-m", "flows.report"], cwd=elsewhere, env=env, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     html = (elsewhere / layout.REPORT["page"]).read_bytes()
     assert html == (project / layout.REPORT["page"]).read_bytes()
@@ -170,6 +172,7 @@ def test_same_outputs_give_the_same_page_anywhere(project, tmp_path, stage_serve
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_added_leaderboard_columns_and_rl_results_show_up(project, tmp_path):
     """A column a stage adds to leaderboard.parquet gets its own column; RL results get their section."""
     board = pq.read_table(project / layout.LEADERBOARD["leaderboard"])
@@ -241,6 +244,7 @@ def test_report_stage_depends_on_everything_the_page_reads():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_compare_page_shows_the_change_between_two_tags(repo, tmp_path, monkeypatch, capsys):  # noqa: F811
     sh(repo, "git", "tag", "-f", "v2")   # the versions repo: v1 has a at 0.5, v2 (HEAD) at 0.75
     monkeypatch.chdir(repo)

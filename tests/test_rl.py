@@ -16,6 +16,7 @@ from tasks import layout
 from tasks.artifacts import file_hash, write_table
 from tasks.rms.base import AnswerScore, RewardModel
 from tests.conftest import BYTECODE, ROOT, flow_log_lines
+from tests.figures import bars_by_tick
 
 TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] }} <|im_end|> {% endfor %}"
             "{% if add_generation_prompt %}<|im_start|>assistant {% endif %}")
@@ -168,8 +169,9 @@ def test_failed_and_nan_rewards_are_counted_never_defaulted():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("algorithm", ["ppo", "grpo", "rloo"])
-def test_two_updates_train_the_policy_and_reruns_give_the_same_bytes(tmp_path, tiny_policy, algorithm):
+def test_two_updates_train_the_policy_and_reruns_give_the_same_bytes(tmp_path, tiny_policy, algorithm, figures):
     import torch
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
@@ -189,6 +191,10 @@ def test_two_updates_train_the_policy_and_reruns_give_the_same_bytes(tmp_path, t
     assert str(tmp_path) not in (folder / "policy.json").read_text(), "no path in the checkpoint"
     steps = list(csv.DictReader(open(outputs(tmp_path / "a", "length-longer")["plot_data"])))
     assert [s["step"] for s in steps] == ["1", "2"] and all(s["reward_mean"] and s["entropy"] and s["kl"] for s in steps)
+    panels = figures[Path(outputs(tmp_path / "a", "length-longer")["plot"]).name]
+    assert [ax["title"] for ax in panels] == ["reward (mean ± std)", "KL", "entropy"]
+    for ax, key in zip(panels, ("reward_mean", "kl", "entropy")):
+        assert ax["series"] == [([1.0, 2.0], pytest.approx([float(s[key]) for s in steps], abs=1e-6))], key
 
     train.run(params, "length-longer", inputs, outputs(tmp_path / "b", "length-longer"))
     again = Path(outputs(tmp_path / "b", "length-longer")["policy"])
@@ -197,6 +203,7 @@ def test_two_updates_train_the_policy_and_reruns_give_the_same_bytes(tmp_path, t
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_ppo_drops_failed_rollouts_and_stops_above_the_budget(tmp_path, tiny_policy, monkeypatch):
     """Half the rewards are NaN: they are counted per update, the run still trains (finite weights), and
     a dropped rollout's reward is the critic's own estimate — never a constant like the release's 0.5."""
@@ -239,7 +246,7 @@ def test_ppo_drops_failed_rollouts_and_stops_above_the_budget(tmp_path, tiny_pol
     assert read_counters(outputs(tmp_path / "stopped", "flaky")["metrics"])["reward_failures"] == 2
 
 
-def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy):
+def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy, figures):
     from tasks.rl import train
 
     inputs = toy_project(tmp_path)
@@ -253,6 +260,8 @@ def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy):
         out = outputs(tmp_path, rm)
         assert sorted(p.name for p in Path(out["policy"]).iterdir()) == ["policy.json"]
         assert Path(out["plot"]).exists() and open(out["plot_data"]).read().startswith("step,")
+        panels = figures[Path(out["plot"]).name]
+        assert [ax["texts"] for ax in panels] == [["no training"]] * 3 and not any(ax["series"] for ax in panels)
     params["rl"]["rms"] = ["random", "no-such-rm"]
     from tasks.errors import ConfigError
 
@@ -261,7 +270,8 @@ def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy):
 
 
 @pytest.mark.slow
-def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tiny_policy):
+@pytest.mark.timeout(300)
+def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tiny_policy, figures):
     from tasks.rl import evaluate, train
     from tasks.runlog import read_counters
 
@@ -279,6 +289,11 @@ def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tin
     table = pq.read_table(out["eval"]).to_pylist()
     assert [(r["rm"], r["baseline"]) for r in table] == [("(untrained)", True), ("length-longer", False)]
     assert all(r["questions"] == 3 and r["ci_low"] <= r["mean_score"] <= r["ci_high"] for r in table)
+    (ax,) = figures[Path(out["plot"]).name]
+    assert bars_by_tick(ax, next(iter(ax["bars"])), axis="y") == pytest.approx(
+        {f"{r['rm']} ({r['algorithm']})": r["mean_score"] for r in table if not r["baseline"]})
+    (base,) = [r for r in table if r["baseline"]]
+    assert ax["lines"] == {f"(untrained) {base['mean_score']:.3f}": ([base["mean_score"]] * 2, [0.0, 1.0])}
     assert m["not_trained"] == {"pairwise": {"status": "not RL-capable",
                                              "reason": "judge-pairwise: pairwise-only, no score for an answer on its own"},
                                 "random": {"status": "not selected", "reason": "rl.rms does not list 'random'"}}
@@ -319,6 +334,7 @@ def test_rl_stages_depend_on_their_own_rm_and_keys_only():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(420)
 def test_flows_listing_another_rm_trains_only_it(tmp_path, tiny_policy, monkeypatch, prefect_harness):
     """Editing rl.rms reruns every rl_train@<rm> under DVC; the Prefect cache makes that free except for
     the RM it adds. Then rl_eval sees both policies."""
@@ -382,6 +398,7 @@ def test_rl_eval_refuses_to_judge_on_the_training_split(tmp_path, tiny_policy):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_grpo_leaves_failed_rewards_out_never_a_default(tmp_path, tiny_policy, monkeypatch):
     """GRPO gets None for a NaN reward: counted per update, and trl's logged reward mean is the mean of
     the finite rewards alone (a default such as 0 or 0.5 would move it)."""

@@ -4,6 +4,7 @@ import pytest
 from tasks.judge import EmbeddingJudge, Verdict, parse_digit, parse_digit_list
 from tasks.pairs import judge_pairs, parse_answer, select
 from tasks.rubrics import match_scores, parse_aspects
+from tests.figures import bars_by_tick
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +90,27 @@ def test_validity_and_selection():
     assert judged[2]["judge_rejected"] is None, "an unparsed verdict is not scored 0"
     assert [p["question_id"] for p in select(judged, keep_invalid=False)] == ["a"]
     assert [p["question_id"] for p in select(judged, keep_invalid=True)] == ["a", "b", "c"]
+
+
+def test_pairs_stage_plot_shows_each_sources_judge_means_per_domain(tmp_path, figures):
+    """The validity plot read back: a panel per judged source, a chosen and a rejected bar per domain
+    at the judge means of metrics/pairs.json, the validity rate in the title."""
+    from pathlib import Path
+
+    from tasks import layout, pairs
+    from tests.stage_project import make_project
+
+    params = make_project(tmp_path, configs=("Lifestyle_and_Personal_Development", "Art_and_Entertainment"), limit=2)
+    inputs = {"questions": str(tmp_path / layout.INGEST["questions"]),
+              "ranked_profile": str(tmp_path / layout.PROFILES["ranked_profile"]),
+              "reference_pairs": str(tmp_path / layout.INGEST["pairs"])}
+    out = {k: str(tmp_path / v) for k, v in layout.PAIRS.items()}
+    metrics = pairs.run(params, inputs, out)
+    panels = figures[Path(out["plot"]).name]
+    assert [ax["title"] for ax in panels] == [f"{s} pairs: validity {metrics[s]['overall']['validity_rate']}"
+                                              for s in ("generate", "reference")]
+    for ax, source in zip(panels, ("generate", "reference")):
+        per = metrics[source]["per_domain"]
+        assert set(per) == {"Art", "Lifestyle"}
+        for side in ("chosen", "rejected"):
+            assert bars_by_tick(ax, side) == pytest.approx({d: per[d][f"judge_{side}_mean"] for d in per}), (source, side)

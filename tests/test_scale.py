@@ -126,6 +126,7 @@ def test_a_worker_that_cannot_read_an_input_names_the_path_and_itself(project, t
     assert state.name == INVALID_INPUT and "its content differs from the flow's" in state.message
 
 
+@pytest.mark.timeout(300)   # slow: on the Prefect harness (conftest marks it)
 def test_local_runner_flow_matches_in_process_and_reuses_chunks(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
     from flows.score import score_flow

@@ -104,9 +104,29 @@ def test_chat_template_from_the_entry_shapes_the_input(head):
 
 
 def test_multi_class_head_scores_the_last_class_probability(tmp_path):
-    rm = make_rm("two", {"kind": "seq-cls", "model": _head(tmp_path, 2)}, None)
-    scores = [s.score for s in rm.score_answers(_items(4))]
-    assert all(0.0 < s < 1.0 for s in scores) and rm.max_length == 512
+    """A 2-class head whose classes differ (bias -1 / +1): the score is p(last class), checked
+    against the model run here on each input alone; p(first class) would be 1 minus it."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    folder = _head(tmp_path, 2)
+    model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+    with torch.no_grad():
+        model.classifier.bias.copy_(torch.tensor([-1.0, 1.0]))
+    model.save_pretrained(folder)
+    rm = make_rm("two", {"kind": "seq-cls", "model": folder}, None)
+    items = _items(6)
+    scores = [s.score for s in rm.score_answers(items)]
+    expected = []
+    for q, c, a in items:
+        enc = encode_answer(rm.tok, q, c, a, rm.max_length, rm.template)
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([enc.ids]),
+                           **({"token_type_ids": torch.tensor([enc.token_types])} if enc.token_types else {})).logits
+        expected.append(float(logits.softmax(-1)[0, 1]))
+    assert scores == pytest.approx(expected, abs=1e-5)
+    assert all(s > 0.6 for s in scores), "the last class is the likelier one under this head"
+    assert rm.max_length == 512
 
 
 def test_remote_code_is_refused_without_the_entry_opting_in(tmp_path):

@@ -37,6 +37,7 @@ def _kill_group_of(pid):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(240)
 def test_server_starts_answers_health_and_stops_by_process_group(tmp_path, monkeypatch):
     monkeypatch.setenv("PREFECT_UI_API_URL", "http://127.0.0.1:4200/api")   # a stale setting must not win
     start = time.monotonic()
@@ -58,6 +59,7 @@ def test_server_starts_answers_health_and_stops_by_process_group(tmp_path, monke
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(240)
 def test_prbench_server_dies_with_a_sigkilled_parent(tmp_path, seed_prefect_home):
     code = ("import flows, sys, time; from flows import server; s = server.start(home=sys.argv[1]); "
             "print(s.process.pid, flush=True); time.sleep(600)")
@@ -83,6 +85,7 @@ def _ingest_project(root: Path) -> Path:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(240)
 def test_no_ephemeral_server_outlives_a_sigkilled_stage(tmp_path):
     """A stage without PREFECT_API_URL starts Prefect's own ephemeral server (uvicorn) as a child;
     SIGKILL the stage and that server must go too (it used to stay up, parent pid 1)."""
@@ -102,6 +105,7 @@ def test_no_ephemeral_server_outlives_a_sigkilled_stage(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(240)
 def test_no_server_outlives_a_sigkilled_prbench_run(tmp_path, seed_prefect_home):
     repo, srv = make_repo(tmp_path / "repo"), None
     run = subprocess.Popen([*PRBENCH, "run"], cwd=repo, text=True,
@@ -121,11 +125,12 @@ def test_no_server_outlives_a_sigkilled_prbench_run(tmp_path, seed_prefect_home)
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)
 def test_prbench_run_reproduces_with_dvc_reporting_to_its_own_server(tmp_path, seed_prefect_home):
     repo = make_repo(tmp_path / "repo")
     home = seed_prefect_home(tmp_path / "home")
     proc = subprocess.run([*PRBENCH, "run", "ingest", "profiles"], cwd=repo,
-                          env=env(PREFECT_HOME=str(home)), capture_output=True, text=True, timeout=900)
+                          env=env(PREFECT_HOME=str(home)), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     url = proc.stdout.split("Prefect server at ")[1].split()[0]
     out = proc.stdout + proc.stderr
@@ -139,13 +144,14 @@ def test_prbench_run_reproduces_with_dvc_reporting_to_its_own_server(tmp_path, s
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)
 def test_prbench_run_no_dvc_runs_the_pipeline_in_process(tmp_path, seed_prefect_home):
     """`--no-dvc` runs flows/pipeline.py in this process, in DAG order, stopping after `--until`
     (the whole in-process pipeline is tests/test_flows.py's); DVC is not used, no server started."""
     repo = make_repo(tmp_path / "repo")
     lock = (repo / "dvc.lock").read_bytes() if (repo / "dvc.lock").exists() else None
     proc = subprocess.run([*PRBENCH, "run", "--no-dvc", "--until", "profiles"], cwd=repo,
-                          env=env(PREFECT_HOME=str(seed_prefect_home(tmp_path / "home"))), capture_output=True, text=True, timeout=900)
+                          env=env(PREFECT_HOME=str(seed_prefect_home(tmp_path / "home"))), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert (repo / "data/ingest/questions.parquet").exists() and (repo / "data/profiles/context.parquet").exists()
     assert not (repo / "data/rubrics/inferred.parquet").exists(), "the pipeline stopped after --until"
@@ -180,6 +186,7 @@ def _serve(repo: Path, home: Path, port: int, log: Path) -> subprocess.Popen:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)
 def test_serve_runs_a_persistent_server_whose_schedules_survive_a_restart(tmp_path, seed_prefect_home):
     repo, port = make_repo(tmp_path / "repo"), server.free_port()
     home = seed_prefect_home(repo / ".prefect")

@@ -3,6 +3,7 @@ fixed keys, so a second run adds a version under the same key (the Artifacts pag
 instead of a new, unrelated artifact; each table holds the rows a user reads, CIs included."""
 import json
 
+import pytest
 from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
@@ -42,6 +43,7 @@ def _versions(key: str) -> list[list[dict]]:
             for a in sorted(arts, key=lambda a: a.created)]
 
 
+@pytest.mark.timeout(300)   # slow: on the Prefect harness (conftest marks it)
 def test_tables_keep_fixed_keys_and_their_history(prefect_harness):
     # the harness's server is shared by the session: earlier tests' versions are there too
     before = {k: len(_versions(k)) for k in (ui.LEADERBOARD_KEY, ui.CORRELATION_KEY)}

@@ -106,7 +106,7 @@ def test_valid_file_passes(tmp_path, capsys):
     assert "valid" in capsys.readouterr().out
 
 
-def test_quarantine_keeps_good_rows_and_reports_bad(tmp_path):
+def test_quarantine_keeps_good_rows_and_reports_bad(tmp_path, figures):
     rows = [make_row(0), make_row(1, question=""), make_row(2), make_row(3, profile=[]), make_row(4, id="1_0_0")]
     write_json_rows(tmp_path / "data" / FILE, rows)
     out = {k: str(tmp_path / "out" / f"{k}.parquet") for k in ("questions", "profiles", "pairs", "quarantine")}
@@ -122,9 +122,13 @@ def test_quarantine_keeps_good_rows_and_reports_bad(tmp_path):
     assert json.loads(bad[0]["raw"])["id"] == "1_0_1", "the bad row itself is kept"
     assert metrics["quarantined_rows"] == 3 and metrics["questions"] == 2
     assert metrics["quarantine_reasons"] == {"id": 1, "profile": 1, "question": 1}
+    (ax,) = figures["p.png"]
+    assert list(ax["xticks"].values()) == ["Art"], "one box per domain of the kept rows"
+    assert {v for _, y in ax["series"] for v in y} == {16.0}, "the box is at 16: both kept users have 16 posts"
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(240)
 def test_stage_command_prints_no_traceback(tmp_path, stage_server):
     """The real stage process: exit 1, one line, no traceback, no outputs."""
     import subprocess
@@ -140,9 +144,33 @@ def test_stage_command_prints_no_traceback(tmp_path, stage_server):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT), **stage_server.client_env()}
     proc = subprocess.run([sys.executable, "-m", "flows.ingest"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=180)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr + proc.stdout
     expected = f"{tmp_path}/data/{FILE}: row 2 (id=1_0_2): field 'profile': expected a list of posts, got str"
     assert expected in proc.stderr.splitlines()
     assert not (tmp_path / "data" / "ingest").exists()
+
+
+def test_an_id_seen_in_another_file_or_split_is_a_duplicate(tmp_path, capsys):
+    """One question under two splits would put a test question into training (a leak); under two
+    domains it would be scored twice. Each repeat is one line naming its file, row and the first one."""
+    data = tmp_path / "data"
+    train = write_json_rows(data / "Art_and_Entertainment_train.json", [make_row(0), make_row(1)])
+    test = write_json_rows(data / "Art_and_Entertainment_test.json", [make_row(2), make_row(1)])
+    other = write_json_rows(data / "Lifestyle_and_Personal_Development_test.json", [make_row(0), make_row(3)])
+    expected = [f"{test}: row 1 (id=1_0_1): field 'id': duplicate id, first seen at {train} row 1",
+                f"{other}: row 0 (id=1_0_0): field 'id': duplicate id, first seen at {train} row 0"]
+    out = {k: str(tmp_path / "out" / f"{k}.x") for k in ("questions", "profiles", "pairs", "quarantine",
+                                                         "metrics", "plot")}
+    with pytest.raises(DataErrors) as err:
+        ingest.run(ingest_params(data), out)
+    assert str(err.value).splitlines() == expected
+    assert not (tmp_path / "out").exists(), "no partial output"
+    assert cli(["validate", str(data)]) == 1
+    assert capsys.readouterr().err.strip().splitlines() == expected
+
+    kept = ingest.ingest(ingest.resolve_sources(ingest_params(data)), on_error="quarantine")
+    assert [(q["id"], q["split"], q["domain"]) for q in kept.questions] == [
+        ("1_0_0", "train", "Art"), ("1_0_1", "train", "Art"), ("1_0_2", "test", "Art"), ("1_0_3", "test", "Lifestyle")]
+    assert [(b["file"], b["row"], b["field"]) for b in kept.quarantine] == [(str(test), 1, "id"), (str(other), 0, "id")]

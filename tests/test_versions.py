@@ -41,7 +41,7 @@ def sh(repo: Path, *cmd: str) -> str:
     env = {**os.environ, "DVC_NO_ANALYTICS": "1",
            "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, f"{cmd}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
     return proc.stdout
 
@@ -80,6 +80,7 @@ def repo(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)
 def test_dvc_metrics_diff_reports_the_changed_accuracy(repo):
     raw = json.loads(dvc(repo, "metrics", "diff", "v1", "--json"))
     assert raw["metrics/leaderboard.json"]["rms.a.none.micro.accuracy"] == {"old": 0.5, "new": 0.75, "diff": 0.25}
@@ -87,6 +88,7 @@ def test_dvc_metrics_diff_reports_the_changed_accuracy(repo):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)
 def test_prbench_diff_table(repo):
     rows = diff.diff_rows(diff.metrics_diff("v1", "HEAD", cwd=repo))
     assert [(r["kind"], r["metric"], r["old"], r["new"]) for r in rows] == [
@@ -100,6 +102,7 @@ def test_prbench_diff_table(repo):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(360)
 def test_cli_subcommand_and_a_bad_revision(repo, monkeypatch, capsys):
     ap = argparse.ArgumentParser(prog="prbench")
     diff.add_parser(ap.add_subparsers(dest="command", required=True))
