@@ -28,7 +28,8 @@ def train_rm_flow(params_path: str | None = None):
     from tasks.encoders import resolve_model
 
     params = load_params(params_path)
-    used = {k: params[k] for k in ("common", "train_rm")}
+    used = {**{k: params[k] for k in ("common", "train_rm")},
+            "scoring": {"splits": params["scoring"]["splits"]}}   # refused when train_rm.splits overlaps them
     backbone = resolve_model(used["train_rm"]["backbone"])[1]   # local weights hash: new weights, new run
     inputs = stage_inputs(used["train_rm"])
     return run_stage_task(train_rm_task, args={"params": used, "inputs": inputs},

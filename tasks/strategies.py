@@ -22,6 +22,17 @@ def check(strategies) -> list[str]:
     return list(strategies)
 
 
+def check_benchmark_strategy(strategy: str, key: str) -> str:
+    """A strategy for anything but the leaderboard's own rows (BoN, RL, a trained RM, the correlation):
+    the gold rubric there would leak evaluation-only labels into a result, so it is refused."""
+    check([strategy])
+    if strategy in EVALUATION_ONLY:
+        raise ConfigError(f"{key}: '{strategy}' is evaluation-only (the gold rubric: an upper bound in "
+                          f"scoring.strategies, never an input here); use one of "
+                          f"{', '.join(s for s in STRATEGIES if s not in EVALUATION_ONLY)}")
+    return strategy
+
+
 class Contexts(dict):
     """question id -> context text, plus `failed`: the questions whose context could not be built
     (a planner row that never parsed). Those map to "" (the RM sees the question only), so the

@@ -14,7 +14,7 @@ RL_COLUMNS = ("rm", "baseline", "question_id", "judge_score")
 def load_rl(path: str | None):
     import pyarrow.parquet as pq
 
-    from tasks.correlation.stage import Side
+    from tasks.correlation.sides import Side
 
     if not path or not Path(path).exists():
         raise ConfigError("correlation.downstream: 'rl' needs data/rl/answers.parquet (run the rl_eval stage first)")
