@@ -1,6 +1,7 @@
 """ingest: LaMP-QA (hub or files) -> data/ingest/*.parquet + metrics/ingest.json"""
 from __future__ import annotations
 
+import os
 import sys
 
 from prefect import flow
@@ -14,12 +15,20 @@ from tasks.params import load_params
 ingest_task = stage_task("ingest", ingest.run)
 
 
+def source_key(s: dict):
+    """Local files: their content hash; hub data is not hashable up front: its id (+ the params). A path that
+    does not exist is the stage's error to report."""
+    if s["source"] == "files" and os.path.exists(s.get("path") or ""):
+        return tree_hash([s["path"]])
+    return s.get("hub_id") if s["source"] == "hub" else s.get("path")
+
+
 @flow(name="ingest", log_prints=True)
 def ingest_flow(params_path: str | None = None):
     p = load_params(params_path)["ingest"]
-    # hub data is not hashable up front; its identity is the id + the params
-    source = tree_hash([p["path"]]) if p["source"] == "files" else p["hub_id"]
-    return run_stage_task(ingest_task, args={"p": p}, key={"source": source, "code": code_hash("ingest")},
+    rl_prompts = source_key(p["rl_prompts"]) if p.get("rl_prompts") else None   # the second source (RL prompts)
+    return run_stage_task(ingest_task, args={"p": p},
+                          key={"source": source_key(p), "rl_prompts": rl_prompts, "code": code_hash("ingest")},
                           out=layout.INGEST)
 
 

@@ -30,6 +30,8 @@ def rl_train_flow(rm: str, params_path: str | None = None):
     mine = None if p["rms"] is None else ([rm] if train.selection(p, rm, rms) else [])
     used = {"common": params["common"], "llms": params.get("llms", {}), "rl": {**p, "rms": mine},
             "scoring": {"rms": {rm: rms.get(rm)}}}
+    if p["strategy"] == "planner":   # which splits have planner rubrics (refused unless rl.train.splits are among them)
+        used["rubrics"] = {"splits": params["rubrics"]["splits"]}
     present = {k: v for k, v in INPUTS.items() if os.path.exists(v)}
     extra = tree_hash(["prompts", layout.TRAIN_RM["model"]])   # prompt files, the trained BT model
     return run_stage_task(rl_train_task.with_options(task_run_name=f"rl_train-{rm}"),

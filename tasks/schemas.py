@@ -268,6 +268,7 @@ RL_ANSWERS = pa.schema([               # data/rl/answers.parquet: one row per (p
     ("answer_hash", pa.string()),
     ("finish_reason", pa.string()),
     ("judge_score", pa.float64()),     # the rubric judge (bon.judge) in [0, 1]; null: invalid answer or verdict
+    ("score", pa.float64()),           # what counts: judge_score, or the judge's minimum (0) when it is null
     ("policy", pa.string()),           # the transformers backend's identity (weights hash)
 ])
 
@@ -275,13 +276,16 @@ RL_EVAL = pa.schema([                  # data/rl/eval.parquet: one row per polic
     ("rm", pa.string()),
     ("algorithm", pa.string()),        # ppo | grpo | rloo; null for the baseline
     ("baseline", pa.bool_()),
-    ("mean_score", pa.float64()),      # mean judge score over the questions with one
+    ("mean_score", pa.float64()),      # mean score over every question (invalid answer or verdict = 0)
     ("ci_low", pa.float64()),          # percentile bootstrap over questions, seeded, the same resamples per row
     ("ci_high", pa.float64()),
     ("gain_over_baseline", pa.float64()),
+    ("gain_ci_low", pa.float64()),     # paired: the baseline's score on the same resampled questions subtracted
+    ("gain_ci_high", pa.float64()),
     ("questions", pa.int64()),
-    ("scored", pa.int64()),            # questions with a judge score
-    ("invalid_answers", pa.int64()),
+    ("scored", pa.int64()),            # questions with a judge verdict (the rest score 0)
+    ("invalid_answers", pa.int64()),   # empty or failed answers
+    ("unparseable_verdicts", pa.int64()),   # a valid answer the judge gave no parseable verdict for
     ("reward_failures", pa.int64()),   # failed rewards dropped while training (null for the baseline)
     ("policy", pa.string()),
 ])

@@ -34,19 +34,20 @@ def rl_params(model: str, **train) -> dict:
     rl = params["rl"]
     rl.update(rms=["length-longer", "random"], policy={"model": model, "revision": None}, algorithm="ppo",
               prompt=str(ROOT / "prompts" / "bon_policy.txt"), max_reward_failures=100)
-    rl["train"].update({"updates": 2, "batch_size": 4, "micro_batch_size": 2, "num_generations": 2,
-                        "response_length": 6, "actor_lr": 0.01, "critic_lr": 0.01, "train_layers": None,
-                        "kl_coef": 0.05, **train})   # > 0: the reference model and the KL column are exercised
+    rl["train"].update({"updates": 2, "batch_size": 4, "mini_batch_size": 4, "micro_batch_size": 2,
+                        "num_generations": 2, "response_length": 6, "actor_lr": 0.01, "critic_lr": 0.01,
+                        "train_layers": None, "kl_coef": 0.05, **train})   # > 0: the reference model and KL are exercised
     rl["eval"].update(questions_limit=None, max_tokens=6, bootstrap=200)
     params["bon"]["judge"] = {"kind": "embedding", "encoder": "embedded:all-MiniLM-L6-v2", "partly": 0.35, "well": 0.5}
     return params
 
 
-def toy_project(root: Path, n_train=6, n_test=3) -> dict:
+def toy_project(root: Path, n_train=6, n_test=3, domains=("Lifestyle",)) -> dict:
     qs, ranked, ctx = [], [], []
     for i in range(n_train + n_test):
         qid, topic = f"q{i}", TOPICS[i % len(TOPICS)]
-        qs.append({"id": qid, "domain": "Lifestyle", "split": "train" if i < n_train else "test", "category": "c",
+        qs.append({"id": qid, "domain": domains[i % len(domains)], "split": "train" if i < n_train else "test",
+                   "category": "c",
                    "question": f"How do I start with {topic} ?", "narrative": "secret narrative",
                    "rubric_aspects": ASPECTS})
         ranked.append({"question_id": qid, "rank": 1, "item_id": f"{qid}_0", "position": 0, "category": "hobby",
@@ -300,12 +301,12 @@ def test_correlation_reads_the_rl_column_without_the_baseline(tmp_path):
             {"rm": "a", "baseline": False, "question_id": "q2", "judge_score": None},
             {"rm": "b", "baseline": False, "question_id": "q1", "judge_score": 0.25}]
     full = [{**{k: None for k in ("domain", "split", "text", "error", "answer_hash", "finish_reason", "policy")},
-             "valid": r["judge_score"] is not None, **r} for r in rows]
+             "valid": r["judge_score"] is not None, **r, "score": r["judge_score"] or 0.0} for r in rows]
     from tasks.schemas import RL_ANSWERS
 
     write_table([{k: r.get(k) for k in RL_ANSWERS.names} for r in full], tmp_path / "answers.parquet", "rl_answers")
     side = load_rl(str(tmp_path / "answers.parquet"))
-    assert side.per_question == {"a": {"q1": 0.5}, "b": {"q1": 0.25}}
+    assert side.per_question == {"a": {"q1": 0.5, "q2": 0.0}, "b": {"q1": 0.25}}, "an invalid answer counts as 0"
 
 
 def test_rl_stages_depend_on_their_own_rm_and_keys_only():

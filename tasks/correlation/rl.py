@@ -1,6 +1,7 @@
-"""The RL downstream side: per test question, the rubric judge score of the greedy answer of the policy
-trained with each RM (rl_eval's data/rl/answers.parquet). The untrained baseline row is a reference
-line, never an RM; a null score (invalid answer or verdict) is missing, not zero."""
+"""The RL downstream side: per test question, the score rl_eval counted for the answer of the policy
+trained with each RM (data/rl/answers.parquet `score`: the judge's verdict, or its minimum for an empty
+answer or an unparseable verdict, so no question drops out). The untrained baseline row is a reference
+line, never an RM."""
 from __future__ import annotations
 
 import math
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from tasks.errors import ConfigError, DataError
 
-RL_COLUMNS = ("rm", "baseline", "question_id", "judge_score")
+RL_COLUMNS = ("rm", "baseline", "question_id", "score")
 
 
 def load_rl(path: str | None):
@@ -24,6 +25,6 @@ def load_rl(path: str | None):
         raise DataError(path, f"missing column(s) {', '.join(missing)}")
     side = Side("rl", f"{path}: greedy answer of the policy trained with each RM")
     for r in table.select(list(RL_COLUMNS)).to_pylist():
-        if not r["baseline"] and r["judge_score"] is not None and math.isfinite(r["judge_score"]):
-            side.per_question.setdefault(r["rm"], {})[r["question_id"]] = float(r["judge_score"])
+        if not r["baseline"] and r["score"] is not None and math.isfinite(r["score"]):
+            side.per_question.setdefault(r["rm"], {})[r["question_id"]] = float(r["score"])
     return side
