@@ -253,7 +253,7 @@ def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy):
     for rm in ("length-longer", "pairwise"):
         out = outputs(tmp_path, rm)
         assert sorted(p.name for p in Path(out["policy"]).iterdir()) == ["policy.json"]
-        assert Path(out["plot"]).exists() and open(out["plot_data"]).read().startswith("step,")
+        assert Path(out["plot"]).exists() and open(out["plot_data"]).read().startswith("domain,step,")
     params["rl"]["rms"] = ["random", "no-such-rm"]
     from tasks.errors import ConfigError
 
@@ -391,7 +391,7 @@ def test_grpo_leaves_failed_rewards_out_never_a_default(tmp_path, tiny_policy, m
 
     monkeypatch.setitem(KINDS, Flaky.kind, Flaky)
     logs, step_logs = [], trainers.step_logs
-    monkeypatch.setattr(trainers, "step_logs", lambda tr: logs.append(tr.state.log_history) or step_logs(tr))
+    monkeypatch.setattr(trainers, "step_logs", lambda tr, *a: logs.append(tr.state.log_history) or step_logs(tr, *a))
     inputs = toy_project(tmp_path)
     params = rl_params(str(tiny_policy))
     params["rl"].update(algorithm="grpo", rms=["flaky"])

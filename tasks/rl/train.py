@@ -69,7 +69,8 @@ def train_policy(reward, questions, messages, p: dict, seed: int, cache_dir) -> 
         start, steps = time.perf_counter(), []
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
-        hook = register_optimizer_step_post_hook(lambda *_: steps.append(1))
+        # accelerate's wrapper is an Optimizer too and calls the real one: count the real one's steps only
+        hook = register_optimizer_step_post_hook(lambda opt, *_: None if hasattr(opt, "optimizer") else steps.append(1))
         try:
             trainer.train()
         finally:

@@ -177,7 +177,7 @@ def ppo(policy, value_model, tok, prompt_ids, question_ids, reward, t: dict, see
               {"params": [p for p in value_model.parameters() if p.requires_grad], "lr": float(t["critic_lr"])}]
     args = PPOConfig(
         output_dir=work, seed=seed, data_seed=seed, learning_rate=float(t["actor_lr"]),
-        per_device_train_batch_size=micro, gradient_accumulation_steps=mini // micro, num_mini_batches=batch // mini,
+        per_device_train_batch_size=micro, gradient_accumulation_steps=batch // micro, num_mini_batches=batch // mini,
         local_rollout_forward_batch_size=micro, num_ppo_epochs=int(t["ppo_epochs"]),
         total_episodes=int(t["updates"]) * batch if t.get("updates") else None, num_train_epochs=float(t["epochs"]),
         response_length=int(t["response_length"]), temperature=float(t["temperature"]), kl_coef=float(t["kl_coef"]),
@@ -191,6 +191,10 @@ def ppo(policy, value_model, tok, prompt_ids, question_ids, reward, t: dict, see
         value_model=value_model, train_dataset=Dataset.from_dict({"input_ids": prompt_ids}),
         optimizers=(torch.optim.AdamW(groups, weight_decay=0.0), None))
     reward_model.value_model = value_model
+    # trl's PPO takes its batch as micro x gradient_accumulation_steps and hands that count to accelerate, which
+    # would step once per batch whatever num_mini_batches says, and at every micro-batch of a dataloader's last
+    # batch (sync_with_dataloader; the toy sets are one batch): step exactly once per mini-batch instead
+    trainer.accelerator.gradient_state.plugin_kwargs.update(num_steps=mini // micro, sync_with_dataloader=False)
     return trainer
 
 
