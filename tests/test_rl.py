@@ -63,24 +63,15 @@ def toy_project(root: Path, n_train=6, n_test=3, domains=("Lifestyle",)) -> dict
             "inferred_rubrics": str(root / layout.RUBRICS["inferred_rubrics"])}
 
 
-@pytest.fixture(scope="module")
-def tiny_policy(tmp_path_factory) -> Path:
-    """A random 2-layer Llama whose word vocabulary covers the toy prompts: its pad is its end-of-turn
-    token, as in SmolLM2, so training must pick another pad."""
+def build_tiny_policy(folder: Path, texts: list[str]) -> Path:
+    """A random 2-layer Llama whose word vocabulary covers `texts`: its pad is its end-of-turn token, as in
+    SmolLM2, so training must pick another pad (its unknown-word token, which no covered text uses)."""
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    from tasks.bon.sample import policy_prompts
-    from tasks.artifacts import read_table
-
-    root = tmp_path_factory.mktemp("toy")
-    inputs = toy_project(root)
-    params = rl_params("unused")
-    qs = read_table(inputs["questions"], "questions").to_pylist()
-    prompts = policy_prompts(qs, read_table(inputs["ranked_profile"], "ranked_profile").to_pylist(), params["rl"])
     pre = pre_tokenizers.Whitespace()
-    words = {w for m in prompts for w, _ in pre.pre_tokenize_str(m[0]["content"])} | set(ANSWER_WORDS) | {"user", "assistant"}
+    words = {w for t in texts for w, _ in pre.pre_tokenize_str(t)} | set(ANSWER_WORDS) | {"user", "assistant"}
     vocab = {w: i for i, w in enumerate(SPECIALS + sorted(words - set(SPECIALS)))}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre
@@ -90,12 +81,24 @@ def tiny_policy(tmp_path_factory) -> Path:
     tok.chat_template = TEMPLATE
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=2048,
                          bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True)
-    folder = root / "tiny-policy"
     LlamaForCausalLM(config).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_policy(tmp_path_factory) -> Path:
+    from tasks.artifacts import read_table
+    from tasks.bon.sample import policy_prompts
+
+    root = tmp_path_factory.mktemp("toy")
+    inputs = toy_project(root)
+    params = rl_params("unused")
+    qs = read_table(inputs["questions"], "questions").to_pylist()
+    prompts = policy_prompts(qs, read_table(inputs["ranked_profile"], "ranked_profile").to_pylist(), params["rl"])
+    return build_tiny_policy(root / "tiny-policy", [m[0]["content"] for m in prompts])
 
 
 def outputs(root: Path, rm: str) -> dict:
