@@ -46,6 +46,8 @@ def bon_score_flow(rm: str, params_path: str | None = None):
             "bon": bon.bon_params(params, bon.SCORE_PARAMS),
             "scoring": {"rms": {rm: runner.unscheduled(params["scoring"]["rms"].get(rm))}},
             "scale": {"chunk_size": runner.scale_params(params)["chunk_size"]}}
+    if used["bon"]["strategy"] == "planner":   # refused unless the rubrics stage built plans for bon.splits
+        used.update(rubrics={"splits": params["rubrics"]["splits"]}, bon={**used["bon"], "splits": params["bon"]["splits"]})
     with runner.configured(params, rm):
         return run_stage_task(bon_score_task.with_options(task_run_name=f"bon_score-{rm}"),
                               args={"params": used, "rm": rm, "inputs": INPUTS}, key=stage_key(), out=bon.scores(rm))

@@ -33,6 +33,18 @@ def check_benchmark_strategy(strategy: str, key: str) -> str:
     return strategy
 
 
+def check_planner_splits(strategy: str, splits, params: dict, key: str) -> None:
+    """The planner strategy reads the rubrics stage's output, built only for rubrics.splits: every split a
+    stage reads with it must be there, or each of its questions would get an empty context."""
+    if strategy != "planner":
+        return
+    built = set((params.get("rubrics") or {}).get("splits") or ())
+    missing = [s for s in splits if s not in built]
+    if missing:
+        raise ConfigError(f"{key}: 'planner' needs planner rubrics for split '{missing[0]}', but rubrics.splits is "
+                          f"{sorted(built)}: add it there, or use raw_profile")
+
+
 class Contexts(dict):
     """question id -> context text, plus `failed`: the questions whose context could not be built
     (a planner row that never parsed). Those map to "" (the RM sees the question only), so the

@@ -96,17 +96,6 @@ def publish(manifest: dict, states: dict | None, target: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def planner_check(p: dict, params: dict, strategy: str) -> None:
-    """The planner strategy reads rubrics the rubrics stage built: it must have built them for the RL split(s)."""
-    if strategy != "planner":
-        return
-    built = set((params.get("rubrics") or {}).get("splits") or ())
-    missing = [s for s in p["train"]["splits"] if s not in built]
-    if missing:
-        raise ConfigError(f"rl.strategy: 'planner' needs planner rubrics for split '{missing[0]}' (rl.train.splits), "
-                          f"but rubrics.splits is {sorted(built)}: add it there, or use raw_profile")
-
-
 def domain_groups(questions: list[dict], messages: list, per_domain: bool) -> list[tuple[str | None, list, list]]:
     """[(None, all)] for one pooled policy; [(domain, its questions, its prompts), ...] per domain."""
     if not per_domain:
@@ -127,7 +116,7 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
     from tasks.rl.reward import RewardFailures, RMReward, reward_change, rl_capable
     from tasks.rms import make_rm
     from tasks.runlog import record, write_metrics
-    from tasks.strategies import check_benchmark_strategy, load_contexts
+    from tasks.strategies import check_benchmark_strategy, check_planner_splits, load_contexts
 
     start = time.perf_counter()
     p, rms, seed = rl_params(params, TRAIN_PARAMS), params["scoring"]["rms"], int(params["common"]["seed"])
@@ -136,7 +125,7 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
     strategy = check_benchmark_strategy(p["strategy"], "rl.strategy")
     res, selected = Resources(params), selection(p, rm_name, rms)
     if selected:
-        planner_check(p, params, strategy)
+        check_planner_splits(strategy, p["train"]["splits"], params, "rl.strategy")
     # an RM left out is not even built (its entry is the score stage's to check): the record costs nothing
     rm = make_rm(rm_name, rms[rm_name], res) if selected else None
     capable = rl_capable(rm) if selected else None
