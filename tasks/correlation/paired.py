@@ -43,7 +43,7 @@ def correlate(bench: Side, down: Side, rms: list[str], predictor: str, p: dict, 
         ok = bool(np.isfinite(values[m]))
         out[m] = {"value": M.num(values[m]), "ci_low": lo if ok else None, "ci_high": hi if ok else None,
                   "ci_low_questions": qlo if ok else None, "ci_high_questions": qhi if ok else None,
-                  "p_value": M.num(perm[m][0]), "null_random": M.num(perm[m][1]),
+                  "p_value": M.num(perm[m][0]), "null_random": M.num(round(perm[m][1], 12) + 0.0),   # no "-0.000"
                   "null_reversed": M.num(reverse[m]), "undefined_resamples": undefined,
                   "status": "ok" if ok else "undefined (constant scores, or no positive NDCG gain)"}
     return out
