@@ -79,6 +79,9 @@ def test_agreeing_and_reversed_benchmarks(tmp_path):
     assert gen["spearman"]["value"] == -1.0 and gen["kendall_tau_b"]["value"] == -1.0
     rows = pq.read_table(tmp_path / "out/correlation.parquet").to_pylist()
     assert len(rows) == 2 * len(M.METRICS) and {r["status"] for r in rows} == {"ok"}
+    agree = [r for r in rows if r["benchmark"] == "personalised"]   # Holm over the benchmark's family
+    assert min(r["p_holm"] for r in agree) == pytest.approx(len(agree) * min(r["p_value"] for r in agree))
+    assert all(r["p_value"] <= r["p_holm"] <= 1 for r in rows)
     assert {r["predictor"] for r in rows} == {"accuracy"}, "one domain: no worst-domain predictor"
     for r in rows:
         assert r["ci_low"] <= r["value"] + 1e-9 and r["value"] <= r["ci_high"] + 1e-9

@@ -90,6 +90,8 @@ def test_paired_test_finds_the_benchmark_built_to_predict_better():
     better = paired.compare(x, y, down, rms, "accuracy", p, 5, metrics=("pearson", "spearman"))
     for m, c in better.items():
         assert c["difference"] > 0 and c["ci_low"] > 0 and c["p_value"] < 0.05, (m, c)
+    same = paired.compare(x, x, down, rms, "accuracy", p, 5, metrics=("spearman",))["spearman"]
+    assert (same["difference"], same["ci_low"], same["ci_high"]) == (0, 0, 0), "both sides on the same resamples"
     worse = paired.compare(y, x, down, rms, "accuracy", p, 5, metrics=("spearman",))["spearman"]
     assert worse["difference"] < 0 and worse["ci_high"] <= 0 and worse["p_value"] > 0.9
 
