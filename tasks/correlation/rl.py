@@ -5,26 +5,16 @@ line, never an RM."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
-
-from tasks.errors import ConfigError, DataError
 
 RL_COLUMNS = ("rm", "baseline", "question_id", "score")
 
 
 def load_rl(path: str | None):
-    import pyarrow.parquet as pq
+    from tasks.correlation.sides import Side, read_downstream
+    from tasks.layout import RL_EVAL
 
-    from tasks.correlation.sides import Side
-
-    if not path or not Path(path).exists():
-        raise ConfigError("correlation.downstream: 'rl' needs data/rl/answers.parquet (run the rl_eval stage first)")
-    table = pq.read_table(path)
-    missing = [c for c in RL_COLUMNS if c not in table.column_names]
-    if missing:
-        raise DataError(path, f"missing column(s) {', '.join(missing)}")
-    side = Side("rl", f"{path}: greedy answer of the policy trained with each RM")
-    for r in table.select(list(RL_COLUMNS)).to_pylist():
+    side = Side("rl", f"{path}: the answer of the policy trained with each RM (rl.eval's decoding)")
+    for r in read_downstream(path, "rl", "rl_eval", RL_EVAL["answers"], RL_COLUMNS):
         if not r["baseline"] and r["score"] is not None and math.isfinite(r["score"]):
             side.per_question.setdefault(r["rm"], {})[r["question_id"]] = float(r["score"])
     return side

@@ -103,17 +103,26 @@ def null_baselines(benches: dict[str, Side], params: dict) -> set[str]:
     return {rm for rm, kind in kinds.items() if kind in NULL_BASELINE_KINDS}
 
 
-def load_bon(path: str | None, p: dict) -> Side:
-    """BoN judge score per question of `bon_method` at k = `bon_k` (null: the largest k); a null score is missing."""
+def read_downstream(path: str | None, name: str, stage: str, expected: str, columns: tuple[str, ...]) -> list[dict]:
+    """The rows of a downstream stage's per-question table (one call per downstream method: BoN, RL), with
+    one clear error when the stage has not run or a column is missing."""
     import pyarrow.parquet as pq
 
     if not path or not Path(path).exists():
-        raise ConfigError("correlation.downstream: 'bon' needs data/bon/per_question.parquet (run the bon stage first)")
+        raise ConfigError(f"correlation.downstream: '{name}' needs {expected} (run the {stage} stage first)")
     table = pq.read_table(path)
-    missing = [c for c in BON_COLUMNS if c not in table.column_names]
+    missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise DataError(path, f"missing column(s) {', '.join(missing)}")
-    rows = [r for r in table.select(list(BON_COLUMNS)).to_pylist() if r["method"] == p["bon_method"]]
+    return table.select(list(columns)).to_pylist()
+
+
+def load_bon(path: str | None, p: dict) -> Side:
+    """BoN judge score per question of `bon_method` at k = `bon_k` (null: the largest k); a null score is missing."""
+    from tasks.layout import BON_REPORT
+
+    rows = [r for r in read_downstream(path, "bon", "bon", BON_REPORT["per_question"], BON_COLUMNS)
+            if r["method"] == p["bon_method"]]
     if not rows:
         raise ConfigError(f"correlation.bon_method: no BoN rows with method '{p['bon_method']}' in {path}")
     k = p.get("bon_k") or max(r["k"] for r in rows)
