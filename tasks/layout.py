@@ -123,6 +123,7 @@ CODE = {
     "correlation": ["flows/correlation.py", "tasks/correlation", "tasks/leaderboard.py", "tasks/strategies.py",
                     "tasks/plots.py", "tasks/rm_labels.py", "tasks/human_eval/analysis.py"],
     "rl_train": ["flows/rl_train.py", *_RL, "tasks/rl/reward.py", "tasks/rl/trainers.py", "tasks/rl/train.py",
+                 "tasks/rl/curves.py",
                  "tasks/strategies.py", "tasks/rms", "tasks/plots.py"],
     "rl_eval": ["flows/rl_eval.py", *_RL, "tasks/rl/evaluate.py", "tasks/judge.py", "tasks/structured.py",
                 "tasks/plots.py"],
