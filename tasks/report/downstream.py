@@ -128,8 +128,8 @@ def correlation(rows: list[dict] | None, points: list[dict] | None, metrics: dic
     if rows is None:
         return None
     m = metrics or {}
-    cells = sorted({(r["benchmark"], r.get("predictor") or "accuracy", r["downstream"]) for r in rows},
-                   key=lambda c: (c[0], c[1] != "accuracy", c[1], c[2]))
+    cells = list(dict.fromkeys((r["benchmark"], r.get("predictor") or "accuracy", r["downstream"])
+                               for r in rows))   # the stage's order: correlation.benchmarks first to last
     table = [{"benchmark": b, "predictor": pr, "downstream": d, "metric": r["metric"], "value": fmt.num(r["value"]),
               "ci": fmt.ci(r["ci_low"], r["ci_high"]),
               "ci_questions": fmt.ci(r.get("ci_low_questions"), r.get("ci_high_questions")),
