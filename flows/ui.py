@@ -38,6 +38,7 @@ def bon(curve: list[dict]) -> None:
 
 def correlation(rows: list[dict]) -> None:
     """Benchmark ranking vs downstream ranking: every metric with its CI and p-value."""
-    publish_table(CORRELATION_KEY, rows, ["benchmark", "downstream", "metric", "value", "ci_low", "ci_high",
-                                          "p_value", "n_rms", "status"],
+    publish_table(CORRELATION_KEY, rows, ["benchmark", "predictor", "downstream", "metric", "value", "ci_low",
+                                          "ci_high", "null_random", "null_reversed", "p_value", "p_holm", "n_rms",
+                                          "status"],
                   "Does the benchmark ranking of RMs predict their downstream ranking? (data/correlation/)")

@@ -59,16 +59,36 @@ def resolve_sources(params: dict):
     return SOURCES.lookup(params["source"], "ingest.source")(params, configs, params["splits"])
 
 
-def ingest(sources, *, layout: str = "auto", on_error: str = "fail", limit_per_split: int | None = None, pair_source: str = "reference") -> IngestResult:
-    """Validate every row of every source; raise DataErrors (fail) or quarantine bad rows."""
+def prompt_sources(params: dict):
+    """ingest.rl_prompts: a second source read for RL training prompts only (e.g. LaMP-QA's train questions
+    beside the released test pairs), in its own splits. None = no second source."""
+    rp = params.get("rl_prompts")
+    if not rp:
+        return [], None
+    both = sorted(set(rp.get("splits") or ()) & set(params["splits"]))
+    if both:
+        raise ConfigError(f"ingest.rl_prompts.splits: '{both[0]}' is also in ingest.splits; read each split from "
+                          "one source")
+    try:
+        return resolve_sources({**rp, "configs": params["configs"], "layout": "auto"}), rp.get("limit_per_split")
+    except ConfigError as exc:   # the same checks as the main source's: name the key they are about
+        raise ConfigError(str(exc).replace("ingest.", "ingest.rl_prompts.", 1)) from None
+
+
+def ingest(sources, *, layout: str = "auto", on_error: str = "fail", limit_per_split: int | None = None,
+           pair_source: str = "reference", prompts=((), None)) -> IngestResult:
+    """Validate every row of every source; raise DataErrors (fail) or quarantine bad rows. prompts:
+    (sources, limit) read for RL prompts only: question and profile kept, narrative and rubric dropped."""
     if on_error not in ("fail", "quarantine"):
         raise ConfigError(f"ingest.on_error: unknown value '{on_error}'; valid: fail, quarantine")
     out, errors, fatal = IngestResult(), [], []
     seen: dict[str, str] = {}
     bar = tqdm(desc="ingest rows", unit="row", disable=None)
-    for src in sources:
+    jobs = [(src, layout, limit_per_split, False) for src in sources]
+    jobs += [(src, "lamp_qa", prompts[1], True) for src in prompts[0]]
+    for src, src_layout, limit, prompts_only in jobs:
         try:
-            _ingest_source(src, out, errors, seen, bar, layout, limit_per_split, pair_source)
+            _ingest_source(src, out, errors, seen, bar, src_layout, limit, pair_source, prompts_only)
         except DataError as exc:   # the file itself is unreadable: quarantine cannot keep it
             fatal.append(exc)
     bar.close()
@@ -77,18 +97,18 @@ def ingest(sources, *, layout: str = "auto", on_error: str = "fail", limit_per_s
     return out
 
 
-def _ingest_source(src, out, errors, seen, bar, layout, limit_per_split, pair_source):
+def _ingest_source(src, out, errors, seen, bar, layout, limit_per_split, pair_source, prompts_only=False):
     domain, kept, with_pairs = CONFIGS[src.config], 0, layout == "rewardbench"
     for raw in read_rows(src):
         bar.update()
         if limit_per_split is not None and kept >= limit_per_split:
             break
         if raw.index == 0 and layout == "auto":
-            with_pairs = has_pairs(raw.row)
+            with_pairs = has_pairs(raw.row) and not prompts_only
         row_id = raw.row.get("id") if isinstance(raw.row, dict) else None
         row_id = row_id if isinstance(row_id, str) else None
         problems = ([("", raw.error.message)] if raw.error
-                    else row_problems(raw.row, with_pairs=with_pairs))
+                    else row_problems(raw.row, with_pairs=with_pairs, prompts_only=prompts_only))
         if not problems and row_id in seen:
             problems = [("id", f"duplicate id, first seen at {seen[row_id]}")]
         if problems:
@@ -101,8 +121,9 @@ def _ingest_source(src, out, errors, seen, bar, layout, limit_per_split, pair_so
             continue
         seen[row_id] = f"{raw.file} row {raw.index}"
         kept += 1
-        _emit(out, raw.row, domain, src.split, with_pairs, pair_source)
-    out.files.append({"file": src.label, "config": src.config, "split": src.split, "rows": kept})
+        _emit(out, raw.row, domain, src.split, with_pairs, pair_source, prompts_only)
+    out.files.append({"file": src.label, "config": src.config, "split": src.split, "rows": kept,
+                      "role": "rl_prompts" if prompts_only else "benchmark"})
 
 
 def validate_path(path: str, layout: str = "auto") -> list[str]:
@@ -116,12 +137,14 @@ def validate_path(path: str, layout: str = "auto") -> list[str]:
     return []
 
 
-def _emit(out: IngestResult, row: dict, domain: str, split: str, with_pairs: bool, pair_source: str):
+def _emit(out: IngestResult, row: dict, domain: str, split: str, with_pairs: bool, pair_source: str,
+          prompts_only: bool = False):
     qid = row["id"]
-    out.questions.append({
+    out.questions.append({   # an RL-prompt row keeps no narrative or rubric: nothing downstream can leak them
         "id": qid, "domain": domain, "split": split, "category": row["category"],
-        "question": row["question"].strip(), "narrative": row["narrative"],
-        "rubric_aspects": [{k: a[k] for k in ("aspect", "evidence", "reason")} for a in row["rubric_aspects"]],
+        "question": row["question"].strip(), "narrative": "" if prompts_only else row["narrative"],
+        "rubric_aspects": [] if prompts_only else [{k: a[k] for k in ("aspect", "evidence", "reason")}
+                                                   for a in row["rubric_aspects"]],
     })
     out.profiles.extend({"question_id": qid, "item_id": item["id"], "position": pos,
                          "category": item["category"], "text": item["text"]}
@@ -151,6 +174,7 @@ def ingest_metrics(res: IngestResult) -> dict:
         "profile_items": len(res.profiles),
         "pairs": len(res.pairs),
         "quarantined_rows": len(bad_rows),
+        "rl_prompt_questions": sum(f["rows"] for f in res.files if f.get("role") == "rl_prompts"),
         "quarantine_reasons": dict(sorted(Counter(re.sub(r"\[\d+\]", "[]", q["field"] or "row")
                                                 for q in res.quarantine).items())),
         "per_domain_split": dict(sorted(per.items())),
@@ -159,8 +183,10 @@ def ingest_metrics(res: IngestResult) -> dict:
 
 
 def ingest_from_params(p: dict) -> IngestResult:
-    return ingest(resolve_sources(p), layout=p.get("layout", "auto"), on_error=p.get("on_error", "fail"),
-                  limit_per_split=p.get("limit_per_split"), pair_source=p.get("pair_source", "reference"))
+    sources, prompts = resolve_sources(p), prompt_sources(p)   # both checked before any row is read
+    return ingest(sources, layout=p.get("layout", "auto"), on_error=p.get("on_error", "fail"),
+                  limit_per_split=p.get("limit_per_split"), pair_source=p.get("pair_source", "reference"),
+                  prompts=prompts)
 
 
 def run(p: dict, out: dict) -> dict:

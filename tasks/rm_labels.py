@@ -1,10 +1,12 @@
 """Labels the leaderboard and the correlation put beside an RM, read from params alone:
 
 - shares_llm_with: the judges elsewhere in the pipeline that run on this RM's LLM (the same
-  `llms` entry, or another entry with the same backend and model; for a hub RM, the same model
-  id). Such an RM is not independent of what it is measured against: `pairs.judge` when it
-  filters the benchmark (kind llm, keep_invalid false), `pairs.llm` when it wrote the scored
-  pairs (source generate), `bon.judge` when it referees the downstream BoN (kind llm).
+  `llms` entry, or any entry or hub RM of the same model, whatever the backend: ids are compared
+  normalised, so `Qwen/Qwen2.5-32B-Instruct` behind vLLM, in transformers and as a
+  `qwen2.5-32b-instruct-q4_k_m.gguf` are one model). Such an RM is not independent of what it is
+  measured against: `pairs.judge` when it filters the benchmark (kind llm, keep_invalid false),
+  `pairs.llm` when it wrote the scored pairs (source generate), `generic_pairs.llm` when it wrote the
+  generic benchmark's rejected answers (mode generate), `bon.judge` when it referees the downstream BoN.
 - in_distribution: the train_rm stage's RM (kind bradley-terry on its trained folder) was trained
   on pairs built the same way as the benchmark's, unlike every released RM.
 - null baselines (by kind): length-only and random scorers are reference points, not contestants;
@@ -12,15 +14,29 @@
 """
 from __future__ import annotations
 
+import re
+
 from tasks import layout
 
 NULL_BASELINE_KINDS = ("length-longer", "length-shorter", "random")
-PARAMS = {"pairs": ("judge", "keep_invalid", "source", "llm"), "bon": ("judge",)}   # what the labels read
+PARAMS = {"pairs": ("judge", "keep_invalid", "source", "llm"), "bon": ("judge",),
+          "generic_pairs": ("mode", "llm")}   # what the labels read
+# a file or quantisation suffix says how a model is stored, not which model it is
+_STORAGE = re.compile(r"([-._](gguf|q\d(_[a-z0-9]+)*|f16|fp16|bf16|fp32|awq|gptq|int4|int8))+$")
+
+
+def model_id(model: str | None) -> str | None:
+    """One id per model across backends: lower case, the last path part, without a storage suffix."""
+    if not model:
+        return None
+    name = str(model).lower().removeprefix("embedded:").rstrip("/").rsplit("/", 1)[-1]
+    return _STORAGE.sub("", name.removesuffix(".gguf")) or None
 
 
 def label_params(params: dict) -> dict:
     """The params the labels depend on (a stage's cache key and its dvc.yaml `params` list)."""
-    out = {"llms": params.get("llms") or {}, "scoring": {"rms": params["scoring"]["rms"]}}
+    out = {"llms": params.get("llms") or {},
+           "scoring": {"rms": params["scoring"]["rms"], "benchmarks": params["scoring"].get("benchmarks")}}
     for group, keys in PARAMS.items():
         out[group] = {k: params.get(group, {}).get(k) for k in keys}
     return out
@@ -35,16 +51,20 @@ def judge_roles(params: dict) -> dict[str, str]:
         roles["pairs.judge"] = judge.get("llm")
     if pairs.get("source") == "generate" and pairs.get("llm"):
         roles["pairs.llm"] = pairs["llm"]
+    generic = params.get("generic_pairs") or {}
+    if generic.get("mode", "generate") == "generate" and generic.get("llm") and \
+            "generic" in ((params.get("scoring") or {}).get("benchmarks") or ("generic",)):
+        roles["generic_pairs.llm"] = generic["llm"]
     if (bon.get("judge") or {}).get("kind") == "llm":
         roles["bon.judge"] = bon["judge"].get("llm")
     return {role: name for role, name in roles.items() if name}
 
 
 def _same_llm(entry: dict, name: str, llms: dict) -> bool:
-    model = lambda n: ((llms.get(n) or {}).get("backend"), (llms.get(n) or {}).get("model"))  # noqa: E731
+    judge = model_id((llms.get(name) or {}).get("model"))
     if entry.get("llm") is not None:
-        return entry["llm"] == name or (model(entry["llm"]) == model(name) and model(name)[1] is not None)
-    return entry.get("model") is not None and entry["model"] == model(name)[1]
+        return entry["llm"] == name or (judge is not None and model_id((llms.get(entry["llm"]) or {}).get("model")) == judge)
+    return judge is not None and model_id(entry.get("model")) == judge
 
 
 def shares_llm_with(params: dict) -> dict[str, list[str]]:

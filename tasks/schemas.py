@@ -133,27 +133,35 @@ LEADERBOARD = pa.schema([
     ("in_distribution", pa.bool_()),      # the train_rm stage's RM: trained on pairs built like the benchmark's
 ])
 
-CORRELATION = pa.schema([                # one row per benchmark × downstream × metric
+CORRELATION = pa.schema([                # one row per benchmark × predictor × downstream × metric
     ("benchmark", pa.string()),           # personalised | generic | an external baseline's name
-    ("downstream", pa.string()),          # bon | ppo | an external downstream table's method
-    ("metric", pa.string()),              # ndcg | rbo | weighted_tau | spearman | kendall_tau_b
+    ("predictor", pa.string()),           # accuracy (mean credit) | worst_domain (lowest per-domain mean)
+    ("downstream", pa.string()),          # bon | rl | an external downstream table's method
+    ("metric", pa.string()),              # pearson | spearman | kendall_tau_b | weighted_tau | ndcg | rbo
     ("value", pa.float64()),              # null when there are too few RMs or the metric is undefined
-    ("ci_low", pa.float64()),             # percentile bootstrap over questions
+    ("ci_low", pa.float64()),             # percentile bootstrap resampling RMs and questions (metrics' ci_method)
     ("ci_high", pa.float64()),
-    ("p_value", pa.float64()),            # one-sided permutation test (benchmark accuracies permuted across RMs)
+    ("ci_low_questions", pa.float64()),   # the same with the RMs fixed: questions only (too narrow with few RMs)
+    ("ci_high_questions", pa.float64()),
+    ("p_value", pa.float64()),            # one-sided permutation test (benchmark values permuted across RMs)
+    ("p_holm", pa.float64()),             # Holm-adjusted over the benchmark's metrics × predictors × downstreams
+    ("null_random", pa.float64()),        # what a random ranking gets on the same data (permutation mean)
+    ("null_reversed", pa.float64()),      # what the reverse of the downstream order gets
     ("n_rms", pa.int64()),
-    ("status", pa.string()),              # "ok" or why there is no value
+    ("status", pa.string()),              # "ok" or why there is no value ("too few RMs (n=3 < 5)")
 ])
 
-CORRELATION_POINTS = pa.schema([          # the raw (benchmark accuracy, downstream score) table behind every number
+CORRELATION_POINTS = pa.schema([          # the raw (benchmark value, downstream score) table behind every number
     ("rm", pa.string()),
     ("benchmark", pa.string()),
-    ("accuracy", pa.float64()),
-    ("benchmark_rank", pa.int32()),       # 1 = best; equal accuracies ordered by RM name
+    ("predictor", pa.string()),           # accuracy | worst_domain
+    ("accuracy", pa.float64()),           # the predictor's value
+    ("benchmark_rank", pa.int32()),       # 1 = best; equal values ordered by RM name
     ("downstream", pa.string()),
     ("downstream_score", pa.float64()),
     ("downstream_rank", pa.int32()),
     ("shares_llm_with", pa.string()),     # judges this RM shares its LLM with, e.g. "bon.judge" ("" = none)
+    ("in_distribution", pa.bool_()),      # the train_rm stage's RM: trained on pairs built like the benchmark's
 ])
 
 HUMAN_EVAL_KEY = pa.schema([             # the unblinding key: never shown to annotators
@@ -260,6 +268,7 @@ RL_ANSWERS = pa.schema([               # data/rl/answers.parquet: one row per (p
     ("answer_hash", pa.string()),
     ("finish_reason", pa.string()),
     ("judge_score", pa.float64()),     # the rubric judge (bon.judge) in [0, 1]; null: invalid answer or verdict
+    ("score", pa.float64()),           # what counts: judge_score, or the judge's minimum (0) when it is null
     ("policy", pa.string()),           # the transformers backend's identity (weights hash)
 ])
 
@@ -267,13 +276,16 @@ RL_EVAL = pa.schema([                  # data/rl/eval.parquet: one row per polic
     ("rm", pa.string()),
     ("algorithm", pa.string()),        # ppo | grpo | rloo; null for the baseline
     ("baseline", pa.bool_()),
-    ("mean_score", pa.float64()),      # mean judge score over the questions with one
+    ("mean_score", pa.float64()),      # mean score over every question (invalid answer or verdict = 0)
     ("ci_low", pa.float64()),          # percentile bootstrap over questions, seeded, the same resamples per row
     ("ci_high", pa.float64()),
     ("gain_over_baseline", pa.float64()),
+    ("gain_ci_low", pa.float64()),     # paired: the baseline's score on the same resampled questions subtracted
+    ("gain_ci_high", pa.float64()),
     ("questions", pa.int64()),
-    ("scored", pa.int64()),            # questions with a judge score
-    ("invalid_answers", pa.int64()),
+    ("scored", pa.int64()),            # questions with a judge verdict (the rest score 0)
+    ("invalid_answers", pa.int64()),   # empty or failed answers
+    ("unparseable_verdicts", pa.int64()),   # a valid answer the judge gave no parseable verdict for
     ("reward_failures", pa.int64()),   # failed rewards dropped while training (null for the baseline)
     ("policy", pa.string()),
 ])

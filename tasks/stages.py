@@ -66,7 +66,7 @@ TABLE = (
           params=("common", "llms", "generic_pairs", "pairs.judge")),
     Stage("train_rm", "the embedded default's trained, profile-aware RM (Bradley-Terry on the train pairs)",
           layout.TRAIN_RM, inputs={"selected_pairs": PA["selected_pairs"], **SCORING_INPUTS},
-          params=("common", "train_rm")),
+          params=("common", "train_rm", "scoring.splits")),   # train_rm.splits may not overlap the scored split
     Stage("score", "one RM over the benchmarks x profile strategies: adding an RM runs only score@<it> + reports",
           layout.scores, inputs={"selected_pairs": PA["selected_pairs"], "generic_pairs": layout.GENERIC_PAIRS[
               "generic_pairs"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
@@ -74,7 +74,7 @@ TABLE = (
                   "scoring.strategies", "scoring.generic_strategies", f"scoring.rms.{KEY}", "scale.chunk_size")),
     Stage("leaderboard", "accuracy with bootstrap CIs per RM x strategy x domain, ties and invalid counted",
           layout.LEADERBOARD, deps=(layout.SCORES_DIR,),
-          params=("common.seed", "scoring.rms", "leaderboard", "llms", *LABELS),
+          params=("common.seed", "scoring.rms", "scoring.benchmarks", "leaderboard", "llms", *LABELS),
           plot_axes={layout.LEADERBOARD["plot_data"]: {"x": "rm", "y": "accuracy"}}),
     Stage("human_eval", "the paper's validity check: humans (or an LLM proxy) rate both answers",
           layout.HUMAN_EVAL, inputs={"pairs": PA["selected_pairs"], "questions": I["questions"],
@@ -90,7 +90,7 @@ TABLE = (
     Stage("bon_score", "one RM scores every BoN answer, like score", layout.bon_scores,
           inputs={"samples": layout.BON_SAMPLE["samples"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
           params=("common", "llms", *(f"bon.{k}" for k in bon.SCORE_PARAMS), f"scoring.rms.{KEY}",
-                  "scale.chunk_size")),
+                  "scale.chunk_size", "bon.splits", "rubrics.splits")),   # a planner strategy needs rubrics for them
     Stage("bon_report", "best-of-k per RM, oracle and random lines, CIs, the scaling curve", layout.BON_REPORT,
           inputs={"samples": layout.BON_SAMPLE["samples"], "judged": layout.BON_JUDGE["judged"]},
           deps=(layout.BON_SCORES_DIR,),
@@ -98,7 +98,8 @@ TABLE = (
     Stage("rl_train", "downstream RL: a policy trained with one RM as its only reward; outputs persist so "
                       "that editing rl.rms retrains only the RM it adds", layout.rl_train,
           inputs={"ranked_profile": P["ranked_profile"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
-          persist=True, params=("common", "llms", *(f"rl.{k}" for k in rl.TRAIN_PARAMS), f"scoring.rms.{KEY}"),
+          persist=True, params=("common", "llms", *(f"rl.{k}" for k in rl.TRAIN_PARAMS), f"scoring.rms.{KEY}",
+                                "rubrics.splits"),
           plot_axes={layout.rl_train(KEY)["plot_data"]: {"x": "step", "y": "reward_mean"}}),
     Stage("rl_eval", "every trained policy and the untrained one answer the test questions; BoN's judge scores",
           layout.RL_EVAL, inputs={"questions": I["questions"], "ranked_profile": P["ranked_profile"]},
@@ -107,7 +108,7 @@ TABLE = (
     Stage("correlation", "does the benchmark ranking of RMs predict their downstream ranking?",
           layout.CORRELATION, inputs={"bon": layout.BON_REPORT["per_question"], "rl": layout.RL_EVAL["answers"]},
           deps=(layout.SCORES_DIR, "data/external"),
-          params=("common.seed", "scoring.rms", "correlation", "llms", *LABELS)),
+          params=("common.seed", "scoring.rms", "scoring.benchmarks", "correlation", "llms", *LABELS)),
     Stage("report", "the run on one self-contained page: open report/index.html in a browser", layout.REPORT,
           deps=("data/leaderboard/leaderboard.parquet", "metrics/leaderboard.json", "data/bon/curve.parquet",
                 "metrics/bon.json", "data/correlation/correlation.parquet", "data/correlation/points.parquet",

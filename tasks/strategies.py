@@ -56,6 +56,29 @@ def check(strategies, key: str = "scoring.strategies") -> list[str]:
     return list(strategies)
 
 
+def check_benchmark_strategy(strategy: str, key: str) -> str:
+    """A strategy for anything but the leaderboard's own rows (BoN, RL, a trained RM, the correlation):
+    the gold rubric there would leak evaluation-only labels into a result, so it is refused."""
+    check([strategy], key)
+    if strategy in EVALUATION_ONLY:
+        raise ConfigError(f"{key}: '{strategy}' is evaluation-only (the gold rubric: an upper bound in "
+                          f"scoring.strategies, never an input here); use one of "
+                          f"{', '.join(s for s in STRATEGIES if s not in EVALUATION_ONLY)}")
+    return strategy
+
+
+def check_planner_splits(strategy: str, splits, params: dict, key: str) -> None:
+    """The planner strategy reads the rubrics stage's output, built only for rubrics.splits: every split a
+    stage reads with it must be there, or each of its questions would get an empty context."""
+    if strategy != "planner":
+        return
+    built = set((params.get("rubrics") or {}).get("splits") or ())
+    missing = [s for s in splits if s not in built]
+    if missing:
+        raise ConfigError(f"{key}: 'planner' needs planner rubrics for split '{missing[0]}', but rubrics.splits is "
+                          f"{sorted(built)}: add it there, or use raw_profile")
+
+
 def contexts(strategy: str, questions: dict[str, dict], profile_text: dict[str, str],
              inferred: dict[str, list[str] | None]) -> Contexts:
     """question id -> context text for one strategy (see Contexts for the planner's failed rows)."""

@@ -15,7 +15,7 @@ from tasks.artifacts import replace_dir
 from tasks.determinism import deterministic, scrub_saved
 from tasks.errors import ConfigError
 from tasks.rms.seq_cls import SeqClsRM, encode_many
-from tasks.strategies import check, load_contexts
+from tasks.strategies import check_benchmark_strategy, load_contexts
 
 
 def read_train_pairs(path: str, splits: list[str]) -> list[dict]:
@@ -113,7 +113,11 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     from tasks.encoders import resolve_model
 
     p, seed, start = params["train_rm"], int(params["common"]["seed"]), time.perf_counter()
-    check([p["strategy"]])
+    check_benchmark_strategy(p["strategy"], "train_rm.strategy")
+    scored = set(p["splits"]) & set((params.get("scoring") or {}).get("splits") or ())
+    if scored:   # an RM trained on the pairs it is then scored on measures nothing
+        raise ConfigError(f"train_rm.splits: '{sorted(scored)[0]}' is also a scored split (scoring.splits); "
+                          "train on questions the benchmark does not test")
     if not p["splits"]:   # a setting with no training pairs (the released benchmark is test only)
         return not_trained(out)
     pairs = read_train_pairs(inputs["selected_pairs"], p["splits"])

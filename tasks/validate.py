@@ -46,18 +46,21 @@ def _objects(value, field, keys, problems, *, what):
         problems.append((bad[0][0], bad[0][1] + more))
 
 
-def row_problems(row, *, with_pairs: bool) -> list[tuple[str, str]]:
-    """Every (field, message) wrong with one row; empty when the row is good."""
+def row_problems(row, *, with_pairs: bool, prompts_only: bool = False) -> list[tuple[str, str]]:
+    """Every (field, message) wrong with one row; empty when the row is good. prompts_only: a row read for
+    its question and profile alone (RL prompts), whose narrative and rubric are dropped unread."""
     if not isinstance(row, dict):
         return [("", f"expected a JSON object per row, got {type(row).__name__}")]
     problems: list[tuple[str, str]] = []
     _string(row.get("id"), "id", problems, nonempty=True)
     _string(row.get("question"), "question", problems, nonempty=True)
-    _string(row.get("narrative"), "narrative", problems)
+    if not prompts_only:
+        _string(row.get("narrative"), "narrative", problems)
     _string(row.get("category"), "category", problems)
     _objects(row.get("profile"), "profile", ("category", "id", "text"), problems, what="posts")
-    _objects(row.get("rubric_aspects"), "rubric_aspects", ("aspect", "evidence", "reason"), problems,
-             what="aspect objects")
+    if not prompts_only:
+        _objects(row.get("rubric_aspects"), "rubric_aspects", ("aspect", "evidence", "reason"), problems,
+                 what="aspect objects")
     if with_pairs:
         for field in PAIR_FIELDS:
             _string(row.get(field), field, problems, nonempty=True)

@@ -1,5 +1,5 @@
-"""BoN selection rules: first_k ties to the earliest sample, the closed-form expected best-of-k
-against brute force over every subset, k > N skipped or clipped, unusable candidates excluded."""
+"""BoN selection rules: first_k ties to the earliest sample, the closed-form expected best-of-k (RM ties
+split evenly) against brute force over every subset, k > N skipped or clipped, unusable candidates excluded."""
 import itertools
 import random
 
@@ -27,9 +27,13 @@ def test_unusable_candidates_are_excluded_not_scored():
 
 
 def brute_force(cands, judge, k):
+    """Every size-k subset; a tie for its best RM score splits the pick evenly among the tied samples."""
     subsets = list(itertools.combinations(cands, k))
-    picks = [min(s, key=lambda c: (-c[1], c[0]))[0] for s in subsets]
-    return sum(judge[i] for i in picks) / len(subsets)
+    total = 0.0
+    for s in subsets:
+        best = [i for i, v in s if v == max(v for _, v in s)]
+        total += sum(judge[i] for i in best) / len(best)
+    return total / len(subsets)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -44,10 +48,20 @@ def test_expected_best_of_k_equals_brute_force_over_all_subsets(seed):
         assert sum(pick_probabilities(cands, k).values()) == pytest.approx(1.0)
 
 
+def test_an_rm_tie_favours_no_sample_index():
+    """Two samples the RM cannot tell apart: either order of their indices gives the same expectation."""
+    judge = {0: 1.0, 1: 0.0, 2: 0.5}
+    tied = [(0, 0.7), (1, 0.7), (2, 0.1)]
+    swapped = {0: 0.0, 1: 1.0, 2: 0.5}
+    for k in (1, 2, 3):
+        assert best_of_k(tied, judge, k, "expected") == pytest.approx(best_of_k(tied, swapped, k, "expected"))
+    assert pick_probabilities(tied, 3) == {0: 0.5, 1: 0.5, 2: 0.0}
+
+
 def test_expected_edges():
     assert best_of_k(CANDS, JUDGE, 1, "expected") == pytest.approx(sum(JUDGE.values()) / 4)   # k=1: uniform
-    assert best_of_k(CANDS, JUDGE, 4, "expected") == 0.6        # k=N: the tie-broken best, always
-    assert best_of_k(CANDS, JUDGE, 99, "expected") == 0.6       # k > N': clipped to N'
+    assert best_of_k(CANDS, JUDGE, 4, "expected") == 0.8        # k=N: samples 1 and 2 tie for best: half each
+    assert best_of_k(CANDS, JUDGE, 99, "expected") == 0.8       # k > N': clipped to N'
 
 
 def test_ks_are_powers_of_two_up_to_n_and_larger_ones_are_skipped():

@@ -12,7 +12,8 @@ KINDS = {"a": "seq-cls", "b": "seq-cls", "c": "seq-cls", "d": "seq-cls", "e": "s
 RIGHT = {"a": 9, "b": 8, "c": 7, "d": 6, "e": 5, "f": 4, "len": 2, "coin": 5, "pairwise": 6}
 P = {"strategy": "none", "split": "test", "benchmarks": ["personalised"], "tie_policy": "strict",
      "downstream": ["bon"], "bon_method": "expected", "bon_k": None, "exclude_rms": ["(oracle)", "(random)"],
-     "rbo_p": 0.9, "bootstrap": 20, "permutations": 99, "ci": 0.95, "baselines": [], "downstream_tables": []}
+     "rbo_p": 0.9, "bootstrap": 20, "permutations": 99, "ci": 0.95, "baselines": [], "downstream_tables": [],
+     "min_rms": 5}
 
 
 def _row(rm, qid, right, split):

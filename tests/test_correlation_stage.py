@@ -18,7 +18,8 @@ ACC = dict(zip(RMS, [9, 8, 7, 6, 5, 4]))   # personalised: right answers out of 
 BON = dict(zip(RMS, [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]))
 P = {"strategy": "none", "split": "test", "benchmarks": ["personalised", "generic"], "tie_policy": "strict",
      "downstream": ["bon"], "bon_method": "expected", "bon_k": None, "exclude_rms": ["oracle", "random"],
-     "rbo_p": 0.9, "bootstrap": 200, "permutations": 999, "ci": 0.95, "baselines": [], "downstream_tables": []}
+     "rbo_p": 0.9, "bootstrap": 200, "permutations": 999, "ci": 0.95, "baselines": [], "downstream_tables": [],
+     "min_rms": 5, "comparisons": [["personalised", "generic"]]}
 
 
 def score(rm, qid, outcome, benchmark="personalised", strategy="none", split="test"):
@@ -79,12 +80,17 @@ def test_agreeing_and_reversed_benchmarks(tmp_path, figures):
     assert gen["spearman"]["value"] == -1.0 and gen["kendall_tau_b"]["value"] == -1.0
     rows = pq.read_table(tmp_path / "out/correlation.parquet").to_pylist()
     assert len(rows) == 2 * len(M.METRICS) and {r["status"] for r in rows} == {"ok"}
+    agree = [r for r in rows if r["benchmark"] == "personalised"]   # Holm over the benchmark's family
+    assert min(r["p_holm"] for r in agree) == pytest.approx(len(agree) * min(r["p_value"] for r in agree))
+    assert all(r["p_value"] <= r["p_holm"] <= 1 for r in rows)
+    assert {r["predictor"] for r in rows} == {"accuracy"}, "one domain: no worst-domain predictor"
     for r in rows:
         assert r["ci_low"] <= r["value"] + 1e-9 and r["value"] <= r["ci_high"] + 1e-9
     points = pq.read_table(tmp_path / "out/points.parquet").to_pylist()
     a = next(p for p in points if p["rm"] == "a" and p["benchmark"] == "personalised")
-    assert a == {"rm": "a", "benchmark": "personalised", "accuracy": 0.9, "benchmark_rank": 1, "downstream": "bon",
-                 "downstream_score": pytest.approx(0.899), "downstream_rank": 1, "shares_llm_with": ""}
+    assert a == {"rm": "a", "benchmark": "personalised", "predictor": "accuracy", "accuracy": 0.9, "benchmark_rank": 1,
+                 "downstream": "bon", "downstream_score": pytest.approx(0.899), "downstream_rank": 1,
+                 "shares_llm_with": "", "in_distribution": False}
     assert {p["rm"] for p in points} == set(RMS)
     panels = {ax["title"].split(" (")[0]: ax for ax in figures["correlation.png"]}
     assert set(panels) == {"personalised vs bon", "generic vs bon"}
@@ -92,7 +98,8 @@ def test_agreeing_and_reversed_benchmarks(tmp_path, figures):
         mine = [p for p in points if f"{p['benchmark']} vs {p['downstream']}" == bench]
         np.testing.assert_allclose(sorted(ax["points"]), sorted([p["accuracy"], p["downstream_score"]] for p in mine))
         assert sorted(ax["texts"]) == sorted(p["rm"] for p in mine), "every point named by its RM"
-    assert panels["personalised vs bon"]["title"] == "personalised vs bon (6 RMs): rho 1.000, NDCG 1.000"
+    assert panels["personalised vs bon"]["title"] == ("personalised vs bon (6 RMs): r 1.00 [0.714, 1.000], rho 1.00\n"
+                                                      "NDCG 1.000 (random 0.914, reversed 0.829)")
     assert json.loads((tmp_path / "out/correlation.json").read_text())["conventions"]["ndcg_gain"].startswith("gain =")
 
 
@@ -114,15 +121,15 @@ def test_outputs_are_byte_stable(tmp_path):
 
 def test_too_few_rms_says_so(tmp_path, figures):
     metrics = run(tmp_path, rms=["a", "b", "c"])
-    assert metrics["status"] == "too few RMs (n=3 < 4)"
+    assert metrics["status"] == "too few RMs (n=3 < 5)"
     pers = metrics["correlations"]["personalised"]["bon"]
-    assert pers["status"] == "too few RMs (n=3 < 4)" and pers["spearman"] == {
-        "value": None, "ci_low": None, "ci_high": None, "p_value": None}
+    assert pers["status"] == "too few RMs (n=3 < 5)" and set(pers["spearman"].values()) == {None}, "no CI claimed"
     rows = pq.read_table(tmp_path / "out/correlation.parquet").to_pylist()
-    assert all(r["value"] is None and r["status"] == "too few RMs (n=3 < 4)" for r in rows)
-    assert "too few RMs (n=3 < 4)" in stage.format_table(rows)
+    assert all(r["value"] is None and r["ci_low"] is None and r["status"] == "too few RMs (n=3 < 5)" for r in rows)
+    assert "too few RMs (n=3 < 5)" in stage.format_table(rows)
+    assert metrics["comparisons"]["personalised vs generic"]["bon"]["status"] == "too few RMs (n=3 < 5)"
     assert [ax["title"] for ax in figures["correlation.png"]] == [
-        f"{b} vs bon (3 RMs): too few RMs (n=3 < 4)" for b in ("personalised", "generic")], "no rho on the plot"
+        f"{b} vs bon (3 RMs): too few RMs (n=3 < 5)" for b in ("personalised", "generic")], "no rho on the plot"
 
 
 def test_tie_policy_credits_ties(tmp_path):
@@ -144,8 +151,9 @@ def test_external_baselines_and_downstream_tables(tmp_path):
     assert set(metrics["correlations"]["prism"]) == {"bon", "ppo"}
     assert metrics["correlations"]["personalised"]["ppo"]["spearman"]["value"] == 1.0
     prism_ppo = metrics["correlations"]["prism"]["ppo"]
-    assert prism_ppo["spearman"]["value"] < 0 and prism_ppo["spearman"]["ci_low"] is None, \
-        "two fixed tables: nothing to resample"
+    assert prism_ppo["spearman"]["value"] < 0 and prism_ppo["spearman"]["ci_low_questions"] is None, \
+        "two fixed tables: no questions to resample"
+    assert prism_ppo["spearman"]["ci_low"] is not None, "the RMs are still resampled"
     assert metrics["correlations"]["prism"]["bon"]["spearman"]["ci_low"] is not None
     table = stage.format_table(pq.read_table(tmp_path / "out/correlation.parquet").to_pylist())
     assert "prism" in table.splitlines()[-1] and "benchmark" in table.splitlines()[0]
@@ -239,10 +247,12 @@ def test_the_correlation_ci_is_the_95_percent_bootstrap_interval_of_the_data(tmp
     checked = 0
     for metric, vs in draws.items():
         r = got[metric]
-        assert r["ci_low"] <= r["value"] <= r["ci_high"]
+        # the questions-only interval (the stage also reports one that resamples the RMs, wider)
+        assert r["ci_low_questions"] <= r["value"] <= r["ci_high_questions"]
+        assert r["ci_low"] <= r["ci_low_questions"] and r["ci_high_questions"] <= r["ci_high"] + 1e-9
         lo95, hi95 = np.quantile(vs, [0.025, 0.975])
         lo975, hi975 = np.quantile(vs, [0.0125, 0.9875])
-        for end, at95, at975 in (("ci_low", lo95, lo975), ("ci_high", hi95, hi975)):
+        for end, at95, at975 in (("ci_low_questions", lo95, lo975), ("ci_high_questions", hi95, hi975)):
             gap = abs(at95 - at975)
             if gap < 0.003:   # the levels nearly agree here (NDCG near its bound of 1): resampling noise would decide
                 continue

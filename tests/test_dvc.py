@@ -71,7 +71,7 @@ def reduce_params(repo: Path) -> dict:
     params["train_rm"].update(epochs=1, max_length=128)
     params["leaderboard"]["bootstrap"] = 100
     params["correlation"].update(bootstrap=100, permutations=99)
-    params["rl"].update(profile_k=1, max_words_per_post=20)
+    params["rl"].update(profile_k=1, max_words_per_post=20, rms=["bradley-terry"])   # the trained RM as reward
     params["rl"]["policy"]["model"] = TINY_POLICY   # relative: the same params at both paths
     params["rl"]["train"].update(updates=1, response_length=8, train_layers=1)
     params["rl"]["eval"].update(questions_limit=1, max_tokens=8, bootstrap=100)

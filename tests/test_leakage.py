@@ -103,8 +103,10 @@ def test_the_fixture_carries_every_marker_into_the_ingested_questions(project):
 
 def test_bm25_query_is_the_question_alone(project, monkeypatch):
     seen = []
-    real = profiles.bm25_scores
-    monkeypatch.setattr(profiles, "bm25_scores", lambda query, texts: seen.append(query) or real(query, texts))
+    from tasks import retrieval
+
+    real = retrieval.bm25_scores
+    monkeypatch.setattr(retrieval, "bm25_scores", lambda query, texts: seen.append(query) or real(query, texts))
     qs, profs = project["questions"], read_table(project["out"]["profiles"], "profiles").to_pylist()
     ranked, contexts = profiles.rank_profiles(qs, profs, retriever="bm25", k=6, max_words_per_post=60)
     assert seen == [q["question"] for q in qs]
@@ -136,7 +138,7 @@ def test_planner_prompts_and_plans_hold_no_gold_field(project):
     assert all(r["valid"] for r in project["inferred"]), "the planner's replies parsed, so its contexts are not empty"
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("strategy", STRATEGIES.names())
 def test_only_the_oracle_context_holds_gold_aspects_and_none_the_narrative_or_evidence(project, strategy):
     out = project["out"]
     ctx = load_contexts(strategy, out["questions"], out["profile_context"], out["inferred_rubrics"])

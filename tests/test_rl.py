@@ -35,19 +35,20 @@ def rl_params(model: str, **train) -> dict:
     rl = params["rl"]
     rl.update(rms=["length-longer", "random"], policy={"model": model, "revision": None}, algorithm="ppo",
               prompt=str(ROOT / "prompts" / "bon_policy.txt"), max_reward_failures=100)
-    rl["train"].update({"updates": 2, "batch_size": 4, "micro_batch_size": 2, "num_generations": 2,
-                        "response_length": 6, "actor_lr": 0.01, "critic_lr": 0.01, "train_layers": None,
-                        "kl_coef": 0.05, **train})   # > 0: the reference model and the KL column are exercised
+    rl["train"].update({"updates": 2, "batch_size": 4, "mini_batch_size": 4, "micro_batch_size": 2,
+                        "num_generations": 2, "response_length": 6, "actor_lr": 0.01, "critic_lr": 0.01,
+                        "train_layers": None, "kl_coef": 0.05, **train})   # > 0: the reference model and KL are exercised
     rl["eval"].update(questions_limit=None, max_tokens=6, bootstrap=200)
     params["bon"]["judge"] = {"kind": "embedding", "encoder": "embedded:all-MiniLM-L6-v2", "partly": 0.35, "well": 0.5}
     return params
 
 
-def toy_project(root: Path, n_train=6, n_test=3) -> dict:
+def toy_project(root: Path, n_train=6, n_test=3, domains=("Lifestyle",)) -> dict:
     qs, ranked, ctx = [], [], []
     for i in range(n_train + n_test):
         qid, topic = f"q{i}", TOPICS[i % len(TOPICS)]
-        qs.append({"id": qid, "domain": "Lifestyle", "split": "train" if i < n_train else "test", "category": "c",
+        qs.append({"id": qid, "domain": domains[i % len(domains)], "split": "train" if i < n_train else "test",
+                   "category": "c",
                    "question": f"How do I start with {topic} ?", "narrative": "secret narrative",
                    "rubric_aspects": ASPECTS})
         ranked.append({"question_id": qid, "rank": 1, "item_id": f"{qid}_0", "position": 0, "category": "hobby",
@@ -63,24 +64,15 @@ def toy_project(root: Path, n_train=6, n_test=3) -> dict:
             "inferred_rubrics": str(root / layout.RUBRICS["inferred_rubrics"])}
 
 
-@pytest.fixture(scope="module")
-def tiny_policy(tmp_path_factory) -> Path:
-    """A random 2-layer Llama whose word vocabulary covers the toy prompts: its pad is its end-of-turn
-    token, as in SmolLM2, so training must pick another pad."""
+def build_tiny_policy(folder: Path, texts: list[str]) -> Path:
+    """A random 2-layer Llama whose word vocabulary covers `texts`: its pad is its end-of-turn token, as in
+    SmolLM2, so training must pick another pad (its unknown-word token, which no covered text uses)."""
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    from tasks.bon.sample import policy_prompts
-    from tasks.artifacts import read_table
-
-    root = tmp_path_factory.mktemp("toy")
-    inputs = toy_project(root)
-    params = rl_params("unused")
-    qs = read_table(inputs["questions"], "questions").to_pylist()
-    prompts = policy_prompts(qs, read_table(inputs["ranked_profile"], "ranked_profile").to_pylist(), params["rl"])
     pre = pre_tokenizers.Whitespace()
-    words = {w for m in prompts for w, _ in pre.pre_tokenize_str(m[0]["content"])} | set(ANSWER_WORDS) | {"user", "assistant"}
+    words = {w for t in texts for w, _ in pre.pre_tokenize_str(t)} | set(ANSWER_WORDS) | {"user", "assistant"}
     vocab = {w: i for i, w in enumerate(SPECIALS + sorted(words - set(SPECIALS)))}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre
@@ -90,12 +82,24 @@ def tiny_policy(tmp_path_factory) -> Path:
     tok.chat_template = TEMPLATE
     torch.manual_seed(0)
     config = LlamaConfig(vocab_size=len(vocab), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=1024,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=2048,
                          bos_token_id=1, eos_token_id=2, pad_token_id=2, tie_word_embeddings=True)
-    folder = root / "tiny-policy"
     LlamaForCausalLM(config).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_policy(tmp_path_factory) -> Path:
+    from tasks.artifacts import read_table
+    from tasks.bon.sample import policy_prompts
+
+    root = tmp_path_factory.mktemp("toy")
+    inputs = toy_project(root)
+    params = rl_params("unused")
+    qs = read_table(inputs["questions"], "questions").to_pylist()
+    prompts = policy_prompts(qs, read_table(inputs["ranked_profile"], "ranked_profile").to_pylist(), params["rl"])
+    return build_tiny_policy(root / "tiny-policy", [m[0]["content"] for m in prompts])
 
 
 def outputs(root: Path, rm: str) -> dict:
@@ -259,7 +263,7 @@ def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy, figur
     for rm in ("length-longer", "pairwise"):
         out = outputs(tmp_path, rm)
         assert sorted(p.name for p in Path(out["policy"]).iterdir()) == ["policy.json"]
-        assert Path(out["plot"]).exists() and open(out["plot_data"]).read().startswith("step,")
+        assert Path(out["plot"]).exists() and open(out["plot_data"]).read().startswith("domain,step,")
         panels = figures[Path(out["plot"]).name]
         assert [ax["texts"] for ax in panels] == [["no training"]] * 3 and not any(ax["series"] for ax in panels)
     params["rl"]["rms"] = ["random", "no-such-rm"]
@@ -315,12 +319,12 @@ def test_correlation_reads_the_rl_column_without_the_baseline(tmp_path):
             {"rm": "a", "baseline": False, "question_id": "q2", "judge_score": None},
             {"rm": "b", "baseline": False, "question_id": "q1", "judge_score": 0.25}]
     full = [{**{k: None for k in ("domain", "split", "text", "error", "answer_hash", "finish_reason", "policy")},
-             "valid": r["judge_score"] is not None, **r} for r in rows]
+             "valid": r["judge_score"] is not None, **r, "score": r["judge_score"] or 0.0} for r in rows]
     from tasks.schemas import RL_ANSWERS
 
     write_table([{k: r.get(k) for k in RL_ANSWERS.names} for r in full], tmp_path / "answers.parquet", "rl_answers")
     side = load_rl(str(tmp_path / "answers.parquet"))
-    assert side.per_question == {"a": {"q1": 0.5}, "b": {"q1": 0.25}}
+    assert side.per_question == {"a": {"q1": 0.5, "q2": 0.0}, "b": {"q1": 0.25}}, "an invalid answer counts as 0"
 
 
 def test_rl_stages_depend_on_their_own_rm_and_keys_only():
@@ -407,7 +411,7 @@ def test_grpo_leaves_failed_rewards_out_never_a_default(tmp_path, tiny_policy, m
 
     monkeypatch.setitem(KINDS, Flaky.kind, Flaky)
     logs, step_logs = [], trainers.step_logs
-    monkeypatch.setattr(trainers, "step_logs", lambda tr: logs.append(tr.state.log_history) or step_logs(tr))
+    monkeypatch.setattr(trainers, "step_logs", lambda tr, *a: logs.append(tr.state.log_history) or step_logs(tr, *a))
     inputs = toy_project(tmp_path)
     params = rl_params(str(tiny_policy))
     params["rl"].update(algorithm="grpo", rms=["flaky"])

@@ -72,10 +72,37 @@ def _load(name):
 
 
 def test_shipped_settings_flag_what_they_should():
-    assert {rm: v for rm, v in labels(_load("params.yaml")).items() if v["shares_llm_with"]} == {}
+    default = {rm: v["shares_llm_with"] for rm, v in labels(_load("params.yaml")).items() if v["shares_llm_with"]}
+    assert default == {"smollm2-pairwise": "generic_pairs.llm", "smollm2-pointwise": "generic_pairs.llm"}, \
+        "SmolLM2 wrote the generic benchmark's rejected answers"
     assert labels(_load("params.yaml"))["bradley-terry"]["in_distribution"]
     paper = {rm: v["shares_llm_with"] for rm, v in labels(_load("params-paper.yaml")).items() if v["shares_llm_with"]}
     assert paper == {"qwen32b-pairwise": "bon.judge"}, "the released pairs are not filtered by the 32B judge"
     regen = labels(_load("params-regenerate.yaml"))
     assert regen["qwen32b-pairwise"]["shares_llm_with"] == "bon.judge, pairs.judge"
     assert regen["bradley-terry"]["in_distribution"]
+
+
+def test_one_model_across_backends_is_one_llm():
+    """The BoN judge on vLLM and an RM on the same weights in transformers or as a GGUF share an LLM."""
+    llms = {"judge-vllm": QWEN, "local-hf": {"backend": "transformers", "model": "Qwen/Qwen2.5-32B-Instruct"},
+            "gguf": {"backend": "llamacpp", "model": "/models/qwen2.5-32b-instruct-q4_k_m.gguf"},
+            "small": {"backend": "transformers", "model": "Qwen/Qwen2.5-0.5B-Instruct"}}
+    p = {"llms": llms, "pairs": {"judge": {"kind": "embedding"}, "source": "reference"},
+         "bon": {"judge": {"kind": "llm", "llm": "judge-vllm"}},
+         "scoring": {"rms": {"hf": {"kind": "judge-pointwise", "llm": "local-hf"},
+                             "gguf": {"kind": "judge-pairwise", "llm": "gguf"},
+                             "small": {"kind": "judge-pointwise", "llm": "small"},
+                             "hub-awq": {"kind": "seq-cls", "model": "someone/Qwen2.5-32B-Instruct-AWQ"}}}}
+    assert shares_llm_with(p) == {"hf": ["bon.judge"], "gguf": ["bon.judge"], "small": [], "hub-awq": ["bon.judge"]}
+
+
+def test_the_generic_benchmarks_writer_is_a_judge_too():
+    p = params(scoring__rms={"g": {"kind": "judge-pairwise", "llm": "gem"}, "other": {"kind": "random"}})
+    p["generic_pairs"] = {"mode": "generate", "llm": "gem"}
+    assert shares_llm_with(p) == {"g": ["generic_pairs.llm"], "other": []}
+    p["scoring"]["benchmarks"] = ["personalised"]   # the generic benchmark is not scored: nothing it wrote counts
+    assert shares_llm_with(p) == {"g": [], "other": []}
+    p["scoring"]["benchmarks"] = ["personalised", "generic"]
+    p["generic_pairs"]["mode"] = "degraded"         # another user's chosen answer: no LLM wrote it
+    assert shares_llm_with(p) == {"g": [], "other": []}

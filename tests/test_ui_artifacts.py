@@ -24,8 +24,9 @@ CURVE = [{"rm": rm, "method": "best_of_k", "k": k, "domain": dom, "judge_score":
           "ci_high": s + 0.1, "n_questions": 3}
          for rm, k, dom, s in [("a", 1, "all", 0.5), ("a", 4, "all", 0.6), ("b", 4, "all", 0.8),
                                ("b", 1, "all", 0.9), ("a", 4, "Art", 0.2)]]
-CORR = [{"benchmark": "leaderboard", "downstream": "bon", "metric": "spearman", "value": 0.8123456, "ci_low": 0.1,
-         "ci_high": 1.0, "p_value": 0.2, "n_rms": 4, "status": "ok"}]
+CORR = [{"benchmark": "leaderboard", "predictor": "accuracy", "downstream": "bon", "metric": "spearman",
+         "value": 0.8123456, "ci_low": 0.1, "ci_high": 1.0, "null_random": 0.0, "null_reversed": -1.0, "p_value": 0.2,
+         "p_holm": 0.4, "n_rms": 5, "status": "ok"}]
 
 
 @flow

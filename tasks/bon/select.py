@@ -3,10 +3,12 @@ benchmark's own RM classes and strategies. Then the rules that turn scores into 
 
 - first_k:  the best of samples 0..k-1, ties to the earliest sample (the authors' rule).
 - expected: the pick's judge score averaged over every size-k subset of the N' usable candidates,
-  in closed form. Order candidates by (score desc, index asc); candidate i wins a subset exactly
-  when the subset holds i and only candidates after it, so
-      P(i is picked) = C(#candidates after i, k-1) / C(N', k).
-  Same rule, no dependence on which k samples happened to come first: lower variance.
+  in closed form; a subset whose best RM score is shared by t of its candidates splits the pick
+  evenly among them (no sample favoured by its index). For candidate i with `a` candidates scoring
+  above it, `e` others tied with it and `b` below: i competes in a subset only when none of the `a`
+  is in it, and wins 1/(j+1) of it with j of its ties present, so
+      P(i is picked) = Σ_j C(e, j) C(b, k-1-j) / (j+1) / C(N', k).
+  No dependence on which k samples happened to come first: lower variance.
 A candidate is usable when its sample is valid and it has both an RM score and a judge score;
 k above N' is clipped to N' (the best of everything there is)."""
 from __future__ import annotations
@@ -34,13 +36,16 @@ def first_k_pick(cands: list[Candidate], k: int) -> int | None:
 
 
 def pick_probabilities(cands: list[Candidate], k: int) -> dict[int, float]:
-    order = sorted(cands, key=lambda c: (-c[1], c[0]))
-    n = len(order)
+    n = len(cands)
     k = min(k, n)
     if not n or k < 1:
         return {}
-    total = math.comb(n, k)
-    return {i: math.comb(n - 1 - pos, k - 1) / total for pos, (i, _) in enumerate(order)}
+    total, out = math.comb(n, k), {}
+    for i, s in cands:
+        e = sum(t == s for _, t in cands) - 1           # the others tied with i
+        b = sum(t < s for _, t in cands)                # below i (the rest are above: never in i's subsets)
+        out[i] = sum(math.comb(e, j) * math.comb(b, k - 1 - j) / (j + 1) for j in range(min(e, k - 1) + 1)) / total
+    return out
 
 
 def best_of_k(cands: list[Candidate], judge: dict[int, float], k: int, method: str) -> float | None:
@@ -142,9 +147,10 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict, map_chunks=None) ->
     from tasks.bon import SCORE_PARAMS, bon_params
     from tasks.resources import Resources
     from tasks.rms.registry import make_rm
-    from tasks.strategies import EVALUATION_ONLY, check
+    from tasks.strategies import EVALUATION_ONLY, check_benchmark_strategy, check_planner_splits
 
-    (strategy,) = check([bon_params(params, SCORE_PARAMS)["strategy"]])
+    strategy = check_benchmark_strategy(bon_params(params, SCORE_PARAMS)["strategy"], "bon.strategy")
+    check_planner_splits(strategy, (params.get("bon") or {}).get("splits") or (), params, "bon.strategy")
     todo = plan(params, rm_name, inputs) or [None]
     if map_chunks is None:
         res = Resources(params)
@@ -156,6 +162,10 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict, map_chunks=None) ->
     why = next((r["not_capable"] for r in results if r["not_capable"]), "")
     by_key = {(q, h): (score, truncated) for r in results for q, h, score, truncated in r["scores"]}
     rows = [] if why else sample_rows(rm_name, strategy, samples, by_key)   # empty for a pairwise-only RM
+    failed = set()
+    if strategy == "planner":   # a question whose plan never parsed: scored with the question only, and counted
+        failed = chunks.contexts(strategy, inputs["questions"], inputs["profile_context"],
+                                 inputs.get("inferred_rubrics")).failed
     write_table(rows, out["scores"], "bon_scores")
     metrics = {"rm": rm_name, "kind": kind, "identity": identity, "strategy": strategy,
                "evaluation_only": strategy in EVALUATION_ONLY, "samples": len(samples),
@@ -163,6 +173,8 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict, map_chunks=None) ->
                "bon_capable": not why, "not_capable_reason": why or None,
                "scored": sum(usable(r["score"]) for r in rows),
                "no_score": sum(v["valid"] and not usable(r["score"]) for r, v in zip(rows, samples)),
-               "truncated": sum(r["truncated"] for r in rows), "run": chunks.counters(results)}
+               "truncated": sum(r["truncated"] for r in rows),
+               "planner_failed_questions": len({r["question_id"] for r in samples} & failed),
+               "run": chunks.counters(results)}
     write_metrics(metrics, out["metrics"])
     return metrics

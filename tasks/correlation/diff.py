@@ -30,7 +30,7 @@ def metrics_diff(rev_a: str, rev_b: str | None = None, *, cwd=".", targets: list
 def kind(key: str) -> str:
     """accuracy (leaderboard, correlation inputs), downstream (BoN/PPO scores per RM), correlation, other."""
     parts = key.split(".")
-    if "correlations" in parts:
+    if "correlations" in parts or "comparisons" in parts:
         return "correlation"
     if parts[0] == "downstream":
         return "downstream"

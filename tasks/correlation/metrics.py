@@ -1,20 +1,22 @@
-"""How well one ranking of RMs (by benchmark accuracy) agrees with another (by downstream score).
+"""How well one ranking of RMs (by a benchmark predictor) agrees with another (by downstream score).
 Every metric comes from a maintained library; this module only fixes the conventions:
 
 - Higher is better on both sides.
 - Ties: NDCG and RBO need one strict order, so equal values are ordered by RM name (the name that
-  sorts first ranks higher). Spearman ρ (average ranks), Kendall τ-b and weighted τ handle ties
-  themselves, which is fairer than any arbitrary order.
+  sorts first ranks higher). Pearson r, Spearman ρ (average ranks), Kendall τ-b and weighted τ handle
+  ties themselves, which is fairer than any arbitrary order.
 - NDCG (sklearn.metrics.ndcg_score): gain = the RM's downstream score as is (linear gain; judge
-  scores lie in [0, 1]), RMs placed in the order of their benchmark accuracy, DCG = Σ gain / log2(rank + 1)
+  scores lie in [0, 1]), RMs placed in the order of the benchmark, DCG = Σ gain / log2(rank + 1)
   over all n RMs, divided by the DCG of the downstream order. 1 = the benchmark's order is the
-  downstream order. Close downstream scores keep NDCG near 1 whatever the order: read it next to ρ.
-- RBO (ranked_overlap.rbo): extrapolated RBO of the two orders, persistence p (top-weighted).
+  downstream order. Close downstream scores keep NDCG near 1 whatever the order, so it is shown with
+  the value a random ranking gets (the mean over permutations) and a reversed one on the same data.
+- RBO (ranked_overlap.rbo): extrapolated RBO of the two orders, persistence p (top-weighted); not 0
+  for a reversed list of the same RMs: read it next to its random and reversed values too.
 - Weighted τ (scipy.stats.weightedtau): hyperbolic weights, top ranks count more.
-- Significance: one-sided permutation test (H1: positive agreement) permuting the benchmark
-  accuracies across RMs (scipy.stats.permutation_test; exact when n! ≤ the number of resamples).
-- CIs: percentile bootstrap over questions; each resample recomputes every RM's accuracy and
-  downstream score, re-ranks the RMs and recomputes the metric.
+- Significance: one-sided permutation test (H1: positive agreement) permuting the benchmark values
+  across RMs (scipy.stats.permutation_test; exact when n! ≤ the number of resamples); Holm-adjusted
+  over each benchmark's family (metrics × predictors × downstreams).
+- CIs: resample.py (RMs and questions resampled together).
 """
 from __future__ import annotations
 
@@ -26,20 +28,23 @@ from ranked_overlap import rbo as _rbo
 from scipy import stats
 from sklearn.metrics import ndcg_score
 
-MIN_RMS = 4
-METRICS = ("ndcg", "rbo", "weighted_tau", "spearman", "kendall_tau_b")
+METRICS = ("pearson", "spearman", "kendall_tau_b", "weighted_tau", "ndcg", "rbo")
 CONVENTIONS = {   # written into metrics/correlation.json
-    "ndcg_gain": "gain = the RM's downstream score as is (linear); RMs ordered by benchmark accuracy; "
+    "ndcg_gain": "gain = the RM's downstream score as is (linear); RMs ordered by the benchmark predictor; "
                  "sklearn ndcg_score over all RMs",
     "rbo": "extrapolated RBO (ranked-overlap) of the two orders, persistence rbo_p",
-    "ties": "NDCG and RBO: equal values ordered by RM name; Spearman, Kendall tau-b, weighted tau: the statistic's own tie handling",
-    "p_value": "one-sided permutation test (benchmark accuracies permuted across RMs), H1: positive agreement",
-    "ci": "percentile bootstrap over questions, RMs re-ranked in every resample",
+    "ties": "NDCG and RBO: equal values ordered by RM name; Pearson, Spearman, Kendall tau-b, weighted tau: "
+            "the statistic's own tie handling",
+    "p_value": "one-sided permutation test (benchmark values permuted across RMs), H1: positive agreement",
+    "p_holm": "Holm-adjusted p over each benchmark's family: every metric x predictor x downstream with a p-value",
+    "null_random": "the metric's mean over the permutations of the benchmark values: what a random ranking gets",
+    "null_reversed": "the metric when the benchmark ranks the RMs in the reverse of the downstream order",
+    "predictors": "accuracy: mean credit over the questions; worst_domain: the lowest per-domain mean credit",
 }
 
 
-def too_few(n: int) -> str | None:
-    return f"too few RMs (n={n} < {MIN_RMS})" if n < MIN_RMS else None
+def too_few(n: int, minimum: int) -> str | None:
+    return f"too few RMs (n={n} < {minimum})" if n < minimum else None
 
 
 def strict_order(values, names) -> list[int]:
@@ -78,36 +83,52 @@ def kendall_tau_b(bench, down, names, p) -> float:
     return float(stats.kendalltau(bench, down, variant="b").statistic)
 
 
-FUNCTIONS = {"ndcg": ndcg, "rbo": rbo, "weighted_tau": weighted_tau, "spearman": spearman,
-             "kendall_tau_b": kendall_tau_b}
+def pearson(bench, down, names, p) -> float:
+    return float(stats.pearsonr(bench, down).statistic)
 
 
-def compute(bench, down, names, rbo_p: float) -> dict[str, float]:
+FUNCTIONS = {"pearson": pearson, "spearman": spearman, "kendall_tau_b": kendall_tau_b, "weighted_tau": weighted_tau,
+             "ndcg": ndcg, "rbo": rbo}
+
+
+def compute(bench, down, names, rbo_p: float, metrics=METRICS) -> dict[str, float]:
     """Every metric; NaN where undefined (constant input, missing values, no positive gain)."""
     bench, down = np.asarray(bench, dtype=float), np.asarray(down, dtype=float)
     if not (np.isfinite(bench).all() and np.isfinite(down).all()):
-        return {m: math.nan for m in METRICS}
+        return {m: math.nan for m in metrics}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # scipy warns on constant input and returns NaN: NaN is the answer
-        return {m: FUNCTIONS[m](bench, down, names, rbo_p) for m in METRICS}
+        return {m: FUNCTIONS[m](bench, down, names, rbo_p) for m in metrics}
 
 
-def p_values(bench, down, names, rbo_p: float, n_resamples: int, rng_for) -> dict[str, float]:
-    """One-sided permutation p-value per metric; rng_for(metric) gives its seeded generator."""
+def permutation(bench, down, names, rbo_p: float, n_resamples: int, rng_for) -> dict[str, tuple[float, float]]:
+    """Per metric (one-sided permutation p-value, the mean of the permutation distribution = what a
+    random ranking gets); rng_for(metric) gives its seeded generator."""
     bench, down = np.asarray(bench, dtype=float), np.asarray(down, dtype=float)
     observed = compute(bench, down, names, rbo_p)
     out = {}
     for m in METRICS:
         if not math.isfinite(observed[m]):
-            out[m] = math.nan
+            out[m] = (math.nan, math.nan)
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = stats.permutation_test((bench,), lambda b, f=FUNCTIONS[m]: f(b, down, names, rbo_p),
                                          permutation_type="pairings", n_resamples=n_resamples,
                                          alternative="greater", rng=rng_for(m))
-        out[m] = float(res.pvalue)
+        null = np.asarray(res.null_distribution, dtype=float)
+        out[m] = (float(res.pvalue), float(np.nanmean(null)) if np.isfinite(null).any() else math.nan)
     return out
+
+
+def p_values(bench, down, names, rbo_p: float, n_resamples: int, rng_for) -> dict[str, float]:
+    return {m: p for m, (p, _) in permutation(bench, down, names, rbo_p, n_resamples, rng_for).items()}
+
+
+def reversed_values(down, names, rbo_p: float) -> dict[str, float]:
+    """Each metric for a benchmark that ranks the RMs in exactly the reverse of the downstream order."""
+    down = np.asarray(down, dtype=float)
+    return compute(-down, down, names, rbo_p)
 
 
 def resampled_means(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -120,40 +141,12 @@ def resampled_means(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return num / den
 
 
-def bootstrap_ci(bench_draws: np.ndarray, down_draws: np.ndarray, names, rbo_p: float,
-                 ci: float) -> dict[str, tuple[float, float]]:
-    """Percentile CI per metric from resamples × RMs draws of both sides; NaN resamples are left out."""
-    values = {m: [] for m in METRICS}
-    for b, d in zip(bench_draws, down_draws):
-        for m, v in compute(b, d, names, rbo_p).items():
-            values[m].append(v)
-    out = {}
-    for m, vs in values.items():
-        vs = np.asarray(vs, dtype=float)
-        vs = vs[np.isfinite(vs)]
-        out[m] = tuple(float(q) for q in np.quantile(vs, [(1 - ci) / 2, (1 + ci) / 2])) if len(vs) else (math.nan,) * 2
-    return out
+def holm(p_values: dict) -> dict:
+    """Holm-Bonferroni adjusted p-values over the tests that ran (None/NaN ones stay None)."""
+    from tasks.human_eval.analysis import holm as _holm
+
+    return _holm({k: (p if p is not None and math.isfinite(p) else None) for k, p in p_values.items()})
 
 
-def _num(x: float) -> float | None:
+def num(x) -> float | None:
     return float(x) if x is not None and math.isfinite(x) else None
-
-
-def evaluate(bench, down, names, rbo_p: float, permutations: int, ci: float, draws, rng_for) -> dict[str, dict]:
-    """Per metric: value, CI (None without per-question draws), p-value and a status.
-    draws: (bench, down) resamples × RMs arrays, or None."""
-    values = compute(bench, down, names, rbo_p)
-    pvals = p_values(bench, down, names, rbo_p, permutations, rng_for)
-    cis = bootstrap_ci(*draws, names, rbo_p, ci) if draws is not None else {}
-    out = {}
-    for m in METRICS:
-        lo, hi = cis.get(m, (None, None))
-        ok = math.isfinite(values[m])
-        out[m] = {"value": _num(values[m]), "ci_low": _num(lo) if ok else None, "ci_high": _num(hi) if ok else None,
-                  "p_value": _num(pvals[m]),
-                  "status": "ok" if ok else "undefined (constant scores, or no positive NDCG gain)"}
-    return out
-
-
-def empty(status: str) -> dict[str, dict]:
-    return {m: {"value": None, "ci_low": None, "ci_high": None, "p_value": None, "status": status} for m in METRICS}

@@ -16,6 +16,14 @@ def _is_model(annotation) -> bool:
     return inspect.isclass(annotation) and issubclass(annotation, BaseModel)
 
 
+def _optional_model(annotation):
+    """The model of a `Model | None` field (a group that may be null), else None."""
+    import typing
+
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return args[0] if len(args) == 1 and _is_model(args[0]) and type(None) in typing.get_args(annotation) else None
+
+
 def fields_of(model: type[BaseModel], key: str) -> dict:
     """A model's fields; at the top, also the groups that stages of the table bring (Stage.schema)."""
     fields = dict(model.model_fields)
@@ -40,6 +48,8 @@ def check_group(raw, model: type[BaseModel], key: str) -> list[str]:
             problems.append(f"{path}: unknown key{hint}" + ("" if hint else f"; valid: {', '.join(fields)}"))
         elif _is_model(fields[name].annotation):
             problems += check_group(value, fields[name].annotation, path)
+        elif value is not None and _optional_model(fields[name].annotation):
+            problems += check_group(value, _optional_model(fields[name].annotation), path)
         else:
             problems += check_value(value, fields[name].annotation, path)
     return problems
@@ -51,6 +61,8 @@ def with_defaults(raw: dict, model: type[BaseModel], key: str = "") -> dict:
     for name, f in fields_of(model, key).items():
         if _is_model(f.annotation):
             out[name] = with_defaults(out.get(name) or {}, f.annotation, name)
+        elif isinstance(out.get(name), dict) and _optional_model(f.annotation):
+            out[name] = with_defaults(out[name], _optional_model(f.annotation), name)
         elif name not in out:
             default = f.get_default(call_default_factory=True)
             out[name] = default.model_dump() if isinstance(default, BaseModel) else default
@@ -66,6 +78,8 @@ def missing_keys(raw: dict, model: type[BaseModel], key: str = "") -> list[str]:
         path = f"{key}.{name}" if key else name
         if _is_model(f.annotation):
             out += missing_keys((raw or {}).get(name) or {}, f.annotation, path)
+        elif _optional_model(f.annotation) and isinstance((raw or {}).get(name), dict):
+            out += missing_keys(raw[name], _optional_model(f.annotation), path)
         elif name not in (raw or {}):
             default = f.get_default(call_default_factory=True)
             out.append(f"{path}: missing (its default: {json.dumps(default)}); a pipeline run reads every key from "
@@ -121,6 +135,33 @@ def check_plugins(p: dict) -> list[str]:
         problems += STRATEGIES.check_names(p["scoring"][key], f"scoring.{key}")
     for i, name in enumerate(p["rl"]["rms"] or []):
         _names(problems, name, sorted(rms), f"rl.rms[{i}]", "an RM under scoring.rms")
+    return problems + guards(p) if not problems else problems
+
+
+def guards(p: dict) -> list[str]:
+    """What no stage may be given: the gold rubric as an input, planner contexts for splits the planner never
+    saw, an RM trained on the split it is scored on, RL prompts read twice."""
+    from tasks.strategies import check_benchmark_strategy, check_planner_splits
+
+    checks = [*(lambda key=key, g=g: check_benchmark_strategy(p[g]["strategy"], key)
+                for g, key in (("bon", "bon.strategy"), ("rl", "rl.strategy"), ("train_rm", "train_rm.strategy"),
+                               ("correlation", "correlation.strategy"))),
+              lambda: check_planner_splits(p["bon"]["strategy"], p["bon"]["splits"], p, "bon.strategy"),
+              lambda: check_planner_splits(p["rl"]["strategy"], p["rl"]["train"]["splits"], p, "rl.strategy")]
+    problems = []
+    for check in checks:
+        try:
+            check()
+        except ConfigError as exc:
+            problems.append(str(exc))
+    both = sorted(set(p["train_rm"]["splits"]) & set(p["scoring"]["splits"]))
+    if both:
+        problems.append(f"train_rm.splits: '{both[0]}' is also a scored split (scoring.splits); train on questions "
+                        "the benchmark does not test")
+    rp = p["ingest"].get("rl_prompts") or {}
+    twice = sorted(set(rp.get("splits") or ()) & set(p["ingest"]["splits"]))
+    if twice:
+        problems.append(f"ingest.rl_prompts.splits: '{twice[0]}' is also in ingest.splits; read each split from one source")
     return problems
 
 

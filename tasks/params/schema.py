@@ -37,6 +37,14 @@ class Scale(Group):
     chunk_size: int = F(256, "pairs (score) or distinct answers (bon_score) per task; sets batch mates")
 
 
+class RlPrompts(Group):
+    source: Literal["files", "hub"] = F("hub", "files | hub, as ingest.source")
+    hub_id: str = F("alireza7/LaMP-QA", "the hub dataset when source is hub")
+    path: str | None = F(None, "with source files: a folder of {Config}_train.json (official download)")
+    splits: list[Literal["train", "validation", "test"]] = F(["train"], "splits read from it: none of ingest.splits")
+    limit_per_split: int | None = F(None, "cost control: the first N good rows per file")
+
+
 class Ingest(Group):
     source: Literal["files", "hub"] = F("files", "read local files or a hub dataset")
     path: str = F("data/sample/rewardbench", "a file or folder: {Config}_{split}.json|jsonl|parquet, {Config}/{split}-*.parquet")
@@ -48,6 +56,8 @@ class Ingest(Group):
     on_error: Literal["fail", "quarantine"] = F("fail", "quarantine: bad rows go to data/ingest/quarantine.parquet")
     limit_per_split: int | None = F(None, "cost control: keep the first N good rows per file")
     pair_source: str = F("sample", "label recorded as generator 'reference:<label>' on ingested pairs")
+    rl_prompts: RlPrompts | None = F(None, "a second source for RL training prompts only (questions and profiles; "
+                                           "narrative and rubric dropped): null = RL reads ingest.splits")
 
 
 class Profiles(Group):

@@ -75,13 +75,15 @@ def leaderboard(rows: list[dict], columns: list[str], metrics: dict) -> dict:
                      "order": (strategy_order(s), -acc if acc is not None else 1, rm)})
     body.sort(key=lambda r: r["order"])
     return {"head": head, "rows": body, "tie_policy": metrics.get("tie_policy"), "ci": metrics.get("ci"),
-            "bootstrap": metrics.get("bootstrap"), "split": metrics.get("split")}
+            "bootstrap": metrics.get("bootstrap"), "split": metrics.get("split"), "labels": metrics.get("labels") or {}}
 
 
 def headline(board: dict, rms: dict) -> dict:
-    """Per benchmark strategy: the best RM(s) by micro accuracy with CI; the oracle's best as the upper
-    bound; chance (a coin flip picks the chosen answer half the time) and the random RM as measured."""
+    """Per benchmark strategy: the best RM(s) by micro accuracy with CI, an in-distribution RM (trained on pairs
+    built like the benchmark's) labelled so; the oracle's best as the upper bound; chance (a coin flip picks
+    the chosen answer half the time) and the random RM as measured."""
     best, oracle = [], []
+    in_dist = {rm: v.get("in_distribution") for rm, v in (board.get("labels") or {}).items()}
     by_strategy = defaultdict(list)
     for r in board["rows"]:
         by_strategy[r["strategy"]].append(r)
@@ -92,6 +94,7 @@ def headline(board: dict, rms: dict) -> dict:
         top = max(r["cells"][2]["v"] for r in scored)
         winners = [r for r in scored if r["cells"][2]["v"] == top]
         item = {"strategy": strategy_label(s, winners[0]["evaluation_only"]), "rms": [r["rm"] for r in winners],
+                "labelled": [r["rm"] + (" (in-distribution)" if in_dist.get(r["rm"]) else "") for r in winners],
                 "accuracy": winners[0]["cells"][2]["text"], "ci": winners[0]["cells"][2]["ci"],
                 "others": len(scored) - len(winners)}
         (oracle if winners[0]["evaluation_only"] else best).append(item)

@@ -92,41 +92,74 @@ def bon(curve: list[dict] | None, metrics: dict | None) -> dict | None:
 
 
 def rl(rows: list[dict] | None, metrics: dict | None) -> dict | None:
-    """One row per RM (plus the untrained baseline): the judge's mean score on held-out questions."""
+    """One row per RM (plus the untrained baseline): the judge's mean score over every held-out question
+    (an empty or unjudgeable answer scores 0), how many were scored and invalid, and the gain over the
+    baseline with its paired CI."""
     if rows is None:
         return None
+
     def key(r):
         return (not r.get("baseline"), -(r.get("mean_score") or 0), r.get("rm") or "")
     bars = charts.bars([{"label": f"{r.get('rm')}" + (" (baseline)" if r.get("baseline") else ""),
                          "value": r.get("mean_score"), "lo": r.get("ci_low"), "hi": r.get("ci_high"),
                          "reference": bool(r.get("baseline"))} for r in sorted(rows, key=key)], "judge score")
+    m = metrics or {}
     return {"rows": [{"rm": r.get("rm"), "algorithm": r.get("algorithm"), "baseline": bool(r.get("baseline")),
                       "score": fmt.num(r.get("mean_score")), "ci": fmt.ci(r.get("ci_low"), r.get("ci_high")),
-                      "questions": fmt.num(r.get("questions")), "reward_failures": fmt.num(r.get("reward_failures"))}
+                      "questions": fmt.num(r.get("questions")), "scored": fmt.num(r.get("scored")),
+                      "invalid": fmt.num(r.get("invalid_answers")),
+                      "unparseable": fmt.num(r.get("unparseable_verdicts")),
+                      "gain": fmt.DASH if r.get("baseline") else fmt.signed(r.get("gain_over_baseline")),
+                      "gain_ci": "" if r.get("baseline") else fmt.ci(r.get("gain_ci_low"), r.get("gain_ci_high")),
+                      "reward_failures": fmt.num(r.get("reward_failures"))}
                      for r in sorted(rows, key=key)],
-            "chart": bars, "status": (metrics or {}).get("status")}
+            "chart": bars, "status": m.get("status"), "decoding": m.get("decoding"), "judge": m.get("judge"),
+            "invalid_score": m.get("invalid_score")}
+
+
+def _rm_label(rm: str, point: dict) -> str:
+    return rm + (" (in-distribution)" if point.get("in_distribution") else "")
 
 
 def correlation(rows: list[dict] | None, points: list[dict] | None, metrics: dict | None) -> dict | None:
-    """The benchmark × downstream × metric table with CIs and p-values, and one scatter per pairing."""
+    """The benchmark × predictor × downstream × metric table: value with its CI over RMs and questions (and over
+    questions alone), what a random and a reversed ranking get, raw and Holm p; the paired comparisons of
+    benchmarks; one scatter per pairing, in-distribution RMs labelled."""
     if rows is None:
         return None
     m = metrics or {}
-    pairings = sorted({(r["benchmark"], r["downstream"]) for r in rows})
-    table = [{"benchmark": b, "downstream": d, "metric": r["metric"], "value": fmt.num(r["value"]),
-              "ci": fmt.ci(r["ci_low"], r["ci_high"]), "p": fmt.p_value(r["p_value"]), "n_rms": r["n_rms"],
-              "status": r["status"]} for b, d in pairings for r in rows if (r["benchmark"], r["downstream"]) == (b, d)]
+    cells = list(dict.fromkeys((r["benchmark"], r.get("predictor") or "accuracy", r["downstream"])
+                               for r in rows))   # the stage's order: correlation.benchmarks first to last
+    table = [{"benchmark": b, "predictor": pr, "downstream": d, "metric": r["metric"], "value": fmt.num(r["value"]),
+              "ci": fmt.ci(r["ci_low"], r["ci_high"]),
+              "ci_questions": fmt.ci(r.get("ci_low_questions"), r.get("ci_high_questions")),
+              "random": fmt.num(r.get("null_random")), "reversed": fmt.num(r.get("null_reversed")),
+              "p": fmt.p_value(r["p_value"]), "p_holm": fmt.p_value(r.get("p_holm")), "n_rms": r["n_rms"],
+              "status": r["status"]}
+             for b, pr, d in cells for r in rows
+             if (r["benchmark"], r.get("predictor") or "accuracy", r["downstream"]) == (b, pr, d)]
     scatters = []
-    for b, d in pairings:
-        mine = [p for p in points or [] if p["benchmark"] == b and p["downstream"] == d]
-        chart = charts.scatter([{"label": p["rm"], "x": p["accuracy"], "y": p["downstream_score"],
-                                 "title": f"{p['rm']}: accuracy {fmt.pct(p['accuracy'])} (rank {p['benchmark_rank']}), "
-                                          f"{d} {fmt.num(p['downstream_score'])} (rank {p['downstream_rank']})"}
+    for b, pr, d in cells:
+        if pr != "accuracy":
+            continue
+        mine = [p for p in points or [] if p["benchmark"] == b and p["downstream"] == d
+                and (p.get("predictor") or "accuracy") == pr]
+        chart = charts.scatter([{"label": _rm_label(p["rm"], p), "x": p["accuracy"], "y": p["downstream_score"],
+                                 "title": f"{_rm_label(p['rm'], p)}: accuracy {fmt.pct(p['accuracy'])} "
+                                          f"(rank {p['benchmark_rank']}), {d} {fmt.num(p['downstream_score'])} "
+                                          f"(rank {p['downstream_rank']})"}
                                 for p in mine], f"{b} benchmark accuracy", f"{d} downstream score")
-        scatters.append({"benchmark": b, "downstream": d, "chart": chart, "points": len(mine)})
+        scatters.append({"benchmark": b, "downstream": d, "chart": chart, "points": len(mine),
+                         "in_distribution": sorted(p["rm"] for p in mine if p.get("in_distribution"))})
+    compared = [{"pair": pair, "downstream": d, "metric": metric, "status": cell["status"], "n_rms": cell["n_rms"],
+                 "difference": fmt.signed(v.get("difference")), "ci": fmt.ci(v.get("ci_low"), v.get("ci_high")),
+                 "p": fmt.p_value(v.get("p_value")), "p_holm": fmt.p_value(v.get("p_holm"))}
+                for pair, per in sorted((m.get("comparisons") or {}).items()) for d, cell in sorted(per.items())
+                for metric, v in cell.items() if isinstance(v, dict)]
     return {"table": table, "scatters": scatters, "strategy": m.get("strategy"), "status": m.get("status"),
             "excluded": m.get("excluded_rms") or [], "conventions": sorted((m.get("conventions") or {}).items()),
-            "min_rms": m.get("min_rms")}
+            "min_rms": m.get("min_rms"), "ci_method": m.get("ci_method"), "comparisons": compared,
+            "in_distribution": m.get("in_distribution") or []}
 
 
 def data_card(ingest: dict | None, params: dict) -> dict | None:

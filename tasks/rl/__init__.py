@@ -4,8 +4,9 @@
 rl_train@<rm>  trains the policy on the train split's questions + the user's top posts, with that RM
                as the reward through the leaderboard's own scorer and strategy contexts (reward.py,
                train.py); RMs not selected by rl.rms or not RL-capable get a small record instead
-rl_eval        every trained policy and the untrained one answer the test questions greedily through
-               the LLM layer; the rubric judge of BoN scores each distinct answer once (evaluate.py)
+rl_eval        every trained policy and the untrained one answer the test questions through the LLM
+               layer (greedy, or sampled at rl.eval.temperature); the rubric judge of BoN scores each
+               distinct answer once, and every question counts (evaluate.py)
 
 The keys each stage reads are listed here: they are its Prefect cache key and its dvc.yaml `params`,
 so changing the eval budget never retrains and adding an RM trains only that RM.

@@ -8,7 +8,8 @@
   value head), the rest frozen — on CPU the backward pass then stops N layers down; null = all.
 - A checkpoint is only the trained parameters (safetensors) plus a manifest, so it is megabytes,
   not the whole model, and holds nothing path- or time-dependent. rl_eval rebuilds the full model
-  (`materialise`) to point the LLM layer's transformers backend at it.
+  (`materialise`) to point the LLM layer's transformers backend at it. Per-domain policies
+  (rl.train.per_domain, as the release trains per RM and domain) are one weights file per domain.
 """
 from __future__ import annotations
 
@@ -124,15 +125,19 @@ def trained_state(model) -> dict:
     return {n: p.detach().cpu().contiguous() for n, p in model.named_parameters() if p.requires_grad}
 
 
-def write_checkpoint(folder: Path, manifest: dict, state: dict | None) -> None:
-    """The checkpoint folder's files: the trained parameters (if any) and the manifest."""
+def weights_file(domain: str | None) -> str:
+    return WEIGHTS if not domain else f"policy.{domain}.safetensors"
+
+
+def write_checkpoint(folder: Path, manifest: dict, states: dict | None) -> None:
+    """The checkpoint folder's files: the trained parameters ({domain or None: state}, if any) and the manifest."""
     from safetensors.torch import save_file
 
     from tasks.artifacts import write_json
 
     folder.mkdir(parents=True, exist_ok=True)
-    if state:
-        save_file(state, str(folder / WEIGHTS), metadata={"format": "pt"})
+    for domain, state in (states or {}).items():
+        save_file(state, str(folder / weights_file(domain)), metadata={"format": "pt"})
     write_json(manifest, folder / MANIFEST)
 
 
@@ -143,15 +148,16 @@ def read_manifest(folder: str | Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def materialise(base: str, kwargs: dict, checkpoint: str | Path, target: Path) -> Path:
-    """The full model (base + trained parameters) as a folder the transformers backend loads."""
+def materialise(base: str, kwargs: dict, checkpoint: str | Path, target: Path, domain: str | None = None) -> Path:
+    """The full model (base + trained parameters, of `domain` for per-domain policies) as a folder the
+    transformers backend loads."""
     from safetensors.torch import load_file
     from transformers import AutoTokenizer
 
     if (target / "config.json").exists():
         return target
     lm = load_policy(base, kwargs)
-    state = load_file(str(Path(checkpoint) / WEIGHTS))
+    state = load_file(str(Path(checkpoint) / weights_file(domain)))
     unknown = sorted(set(state) - {n for n, _ in lm.named_parameters()})
     if unknown:
         raise ConfigError(f"{checkpoint}: parameters not in the base policy: {', '.join(unknown[:3])}")

@@ -26,6 +26,7 @@ class Step:
     mean: float | None     # over the finite rewards of the step only
     std: float | None
     errors: list[str] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)   # the finite rewards, for the learning figure's CI
 
 
 def rl_capable(rm) -> bool:
@@ -66,7 +67,7 @@ class RMReward:
             errors.append(f"{bad} missing or non-finite score(s)")
         finite = np.array([r for r in rewards if r is not None], dtype=float)
         self.steps.append(Step(len(rewards), bad, float(finite.mean()) if finite.size else None,
-                               float(finite.std()) if finite.size else None, errors))
+                               float(finite.std()) if finite.size else None, errors, finite.tolist()))
         if self.failures > self.max_failures:
             raise RewardFailures(f"reward model '{self.rm.name}'",
                                  f"{self.failures} failed reward(s) in {len(self.steps)} step(s), more than "
@@ -80,3 +81,22 @@ class RMReward:
             return self(list(question_id), [t.strip() for t in texts])
         reward.__name__ = "rm"
         return reward
+
+
+def reward_change(steps: list[Step], rng: np.random.Generator, b: int = 1000, ci: float = 0.95) -> dict | None:
+    """Did the policy learn its reward? The mean reward of the last quarter of the updates (at least one)
+    minus that of the first quarter, with a percentile-bootstrap CI over the rollouts (resampled within each
+    window); None with fewer than two updates. A CI above 0 says the policy moved towards its reward."""
+    if len(steps) < 2:
+        return None
+    w = max(1, len(steps) // 4)
+    first = np.array([v for s in steps[:w] for v in s.values])
+    last = np.array([v for s in steps[-w:] for v in s.values])
+    if not len(first) or not len(last):
+        return None
+    boot = (rng.choice(last, (b, len(last))).mean(axis=1) - rng.choice(first, (b, len(first))).mean(axis=1))
+    lo, hi = np.quantile(boot, [(1 - ci) / 2, (1 + ci) / 2])
+    r6 = lambda x: round(float(x), 6)  # noqa: E731
+    return {"window_updates": w, "first": r6(first.mean()), "last": r6(last.mean()),
+            "change": r6(last.mean() - first.mean()), "ci_low": r6(lo), "ci_high": r6(hi), "ci": ci,
+            "rollouts": [int(len(first)), int(len(last))], "excludes_zero": bool(lo > 0 or hi < 0)}

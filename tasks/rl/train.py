@@ -1,22 +1,21 @@
 """rl_train for one RM: the policy trained with that RM as its only reward -> data/rl/policies/<rm>/,
-metrics/rl_train/<rm>.json, plots/rl_train/<rm>.csv + .png (per step: reward mean/std, failures, KL,
+metrics/rl_train/<rm>.json, plots/rl_train/<rm>.csv + .png (per update: reward mean/std, failures, KL,
 entropy). Prompts are the train split's questions with the user's top posts (the BoN policy prompt
-code), never the rubric or narrative. An RM that rl.rms leaves out, or that cannot score one answer
+code), never the rubric or narrative. One pooled policy, or one per domain (rl.train.per_domain, as the
+release). The metrics say whether the policy learned: the reward of the last updates against the
+first, with a CI (reward.reward_change). An RM that rl.rms leaves out, or that cannot score one answer
 alone, gets the same files with status "not selected" / "not RL-capable", so the foreach stays whole."""
 from __future__ import annotations
 
-import csv
-import io
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
-from tasks.artifacts import replace_dir, write_text
+from tasks.artifacts import replace_dir
 from tasks.errors import ConfigError, did_you_mean
 from tasks.rl import NOT_CAPABLE, NOT_SELECTED, TRAINED, TRAIN_PARAMS, rl_params
-
-STEP_COLUMNS = ("step", "rollouts", "reward_mean", "reward_std", "reward_failures", "kl", "entropy")
+from tasks.rl.curves import STEP_COLUMNS, plot_steps, step_rows, write_steps  # noqa: F401
 
 
 def selection(p: dict, rm: str, rms: dict) -> bool:
@@ -45,15 +44,16 @@ def train_prompts(inputs: dict, p: dict) -> tuple[list[dict], list[list[dict]]]:
     return questions, policy_prompts(questions, ranked, p)
 
 
-def train_policy(reward, questions, messages, p: dict, seed: int, cache_dir) -> tuple[dict, list[dict], int, float]:
-    """Train; return (trained parameters, trl's per-step logs, number of trained parameters, seconds in trl)."""
+def train_policy(reward, questions, messages, p: dict, seed: int, cache_dir) -> tuple[dict, list[dict], dict, float]:
+    """Train; return (trained parameters, trl's per-update logs, facts about the run, seconds in trl).
+    Facts: trained parameters, optimizer steps (batch / mini_batch per update) and the learning rate trl
+    logged first and last (constant, or decaying under lr_schedule linear)."""
     from tasks.determinism import deterministic
     from tasks.rl import policy as pol
     from tasks.rl import trainers
 
     t = p["train"]
-    if int(t["batch_size"]) % int(t["micro_batch_size"]):
-        raise ConfigError("rl.train.batch_size must be a multiple of rl.train.micro_batch_size")
+    trainers.sizes(t)   # the batch sizes and schedule, checked before any model loads
     folder, kwargs = pol.base_folder(p["policy"], cache_dir)
     qids = [q["id"] for q in questions]
     with tempfile.TemporaryDirectory(prefix="rl_train-") as work, deterministic(seed):
@@ -66,81 +66,66 @@ def train_policy(reward, questions, messages, p: dict, seed: int, cache_dir) -> 
             trainer = trainers.ppo(lm, value, tok, prompt_ids, qids, reward, t, seed, work)
         else:
             trainer = trainers.group_relative(p["algorithm"], lm, tok, messages, qids, reward, t, seed, work)
-        start = time.perf_counter()
-        trainer.train()
-        return pol.trained_state(lm), trainers.step_logs(trainer), n_trained, time.perf_counter() - start
+        start, steps = time.perf_counter(), []
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        # accelerate's wrapper is an Optimizer too and calls the real one: count the real one's steps only
+        hook = register_optimizer_step_post_hook(lambda opt, *_: None if hasattr(opt, "optimizer") else steps.append(1))
+        try:
+            trainer.train()
+        finally:
+            hook.remove()
+        micro, mini, batch = trainers.sizes(t)
+        lrs = [h.get("lr", h.get("learning_rate")) for h in trainer.state.log_history
+               if h.get("lr", h.get("learning_rate")) is not None]
+        facts = {"trained_parameters": n_trained, "optimizer_steps": len(steps),
+                 "learning_rate": {"first": float(lrs[0]), "last": float(lrs[-1])} if lrs else None}
+        return pol.trained_state(lm), trainers.step_logs(trainer, batch // mini), facts, time.perf_counter() - start
 
 
-def step_rows(reward, logs: list[dict]) -> list[dict]:
-    rows = []
-    for i, s in enumerate(reward.steps):
-        log = logs[i] if i < len(logs) else {}
-        rows.append({"step": i + 1, "rollouts": s.rollouts, "reward_mean": _r6(s.mean), "reward_std": _r6(s.std),
-                     "reward_failures": s.failures, "kl": _r6(log.get("kl")), "entropy": _r6(log.get("entropy"))})
-    return rows
-
-
-def _r6(x):
-    return None if x is None else round(float(x), 6)
-
-
-def write_steps(rows: list[dict], path) -> None:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=STEP_COLUMNS, lineterminator="\n")
-    w.writeheader()
-    w.writerows({k: ("" if r[k] is None else r[k]) for k in STEP_COLUMNS} for r in rows)
-    write_text(buf.getvalue(), path)
-
-
-def plot_steps(rows: list[dict], title: str, path) -> None:
-    from tasks.plots import plt, save
-
-    fig, axes = plt.subplots(1, 3, figsize=(10, 2.8), layout="constrained")
-    steps = [r["step"] for r in rows]
-    for ax, key, label in zip(axes, ("reward_mean", "kl", "entropy"), ("reward (mean ± std)", "KL", "entropy")):
-        pts = [(s, r[key]) for s, r in zip(steps, rows) if r[key] is not None]
-        if pts:
-            ax.plot(*zip(*pts), marker="o", ms=3)
-        if key == "reward_mean" and pts:
-            sd = [(r["step"], r["reward_mean"], r["reward_std"] or 0.0) for r in rows if r["reward_mean"] is not None]
-            ax.fill_between([s for s, _, _ in sd], [m - d for _, m, d in sd], [m + d for _, m, d in sd], alpha=0.2)
-        if not pts:
-            ax.text(0.5, 0.5, "not logged" if rows else "no training", ha="center", va="center",
-                    transform=ax.transAxes)
-        ax.set_xlabel("update")
-        ax.set_title(label, fontsize=9)
-    fig.suptitle(title, fontsize=10)
-    save(fig, path)
-
-
-def publish(manifest: dict, state: dict | None, target: Path) -> None:
+def publish(manifest: dict, states: dict | None, target: Path) -> None:
     from tasks.rl.policy import write_checkpoint
 
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     tmp.chmod(0o755)
     try:
-        write_checkpoint(tmp, manifest, state)
+        write_checkpoint(tmp, manifest, states)
         replace_dir(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def domain_groups(questions: list[dict], messages: list, per_domain: bool) -> list[tuple[str | None, list, list]]:
+    """[(None, all)] for one pooled policy; [(domain, its questions, its prompts), ...] per domain."""
+    if not per_domain:
+        return [(None, questions, messages)]
+    out = {}
+    for q, m in zip(questions, messages):
+        out.setdefault(q["domain"], ([], []))
+        out[q["domain"]][0].append(q)
+        out[q["domain"]][1].append(m)
+    return [(d, qs, ms) for d, (qs, ms) in sorted(out.items())]
+
+
 def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
     from tasks.artifacts import tree_hash
+    from tasks.determinism import stable_rng
     from tasks.resources import Resources
     from tasks.rl.policy import base_identity
-    from tasks.rl.reward import RewardFailures, RMReward, rl_capable
+    from tasks.rl.reward import RewardFailures, RMReward, reward_change, rl_capable
     from tasks.rms.registry import make_rm
     from tasks.runlog import record, write_metrics
-    from tasks.strategies import check, load_contexts
+    from tasks.strategies import check_benchmark_strategy, check_planner_splits, load_contexts
 
     start = time.perf_counter()
     p, rms, seed = rl_params(params, TRAIN_PARAMS), params["scoring"]["rms"], int(params["common"]["seed"])
     if rm_name not in rms:
         raise ConfigError(f"scoring.rms: {did_you_mean(rm_name, rms)}")
-    (strategy,) = check([p["strategy"]])
+    strategy = check_benchmark_strategy(p["strategy"], "rl.strategy")
     res, selected = Resources(params), selection(p, rm_name, rms)
+    if selected:
+        check_planner_splits(strategy, p["train"]["splits"], params, "rl.strategy")
     # an RM left out is not even built (its entry is the score stage's to check): the record costs nothing
     rm = make_rm(rm_name, rms[rm_name], res) if selected else None
     capable = rl_capable(rm) if selected else None
@@ -149,25 +134,37 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
               NOT_CAPABLE: f"{rm.kind if rm else ''}: pairwise-only, no score for an answer on its own"}.get(status)
     manifest = {"format": "prbench-rl-policy/1", "rm": rm_name, "kind": rms[rm_name].get("kind"), "status": status,
                 "reason": reason}
-    state, rows, counters = None, [], {}
+    states, rows, counters, learned = None, [], {}, {}
     if status == TRAINED:
         questions, messages = train_prompts(inputs, p)
         context = load_contexts(strategy, inputs["questions"], inputs["profile_context"], inputs.get("inferred_rubrics"))
         reward = RMReward(rm, {q["id"]: q["question"] for q in questions}, context, p["max_reward_failures"])
+        per_domain, states, loop, facts = bool(p["train"].get("per_domain")), {}, 0.0, {}
         try:
-            state, logs, n_trained, loop = train_policy(reward, questions, messages, p, seed, res.cache_dir)
+            for domain, qs, ms in domain_groups(questions, messages, per_domain):
+                first = len(reward.steps)
+                state, logs, facts[domain or "all"], seconds = train_policy(reward, qs, ms, p, seed, res.cache_dir)
+                states[domain], loop = state, loop + seconds
+                rows += step_rows(reward.steps[first:], logs, domain)
+                learned[domain or "all"] = reward_change(reward.steps[first:], stable_rng(seed, "rl_train", rm_name,
+                                                                                          domain or "all"))
         except RewardFailures:
             record(out["metrics"], {"reward_failures": reward.failures, "steps": len(reward.steps),
                                     "errors": [e for s in reward.steps for e in s.errors][:5], **res.stats()})
             raise
-        rows = step_rows(reward, logs)
         counters = {"seconds": round(time.perf_counter() - start, 1), "train_loop_seconds": round(loop, 1),
                     "seconds_per_update": round(loop / max(len(rows), 1), 2)}
         manifest.update(algorithm=p["algorithm"], base=base_identity(p["policy"]), strategy=strategy, seed=seed,
-                        identity=rm.identity(), train_questions=len(questions), trained_parameters=n_trained,
+                        identity=rm.identity(), train_questions=len(questions),
+                        trained_parameters=next(iter(facts.values()))["trained_parameters"],
+                        optimizer_steps=sum(f["optimizer_steps"] for f in facts.values()),
+                        learning_rate={d: f["learning_rate"] for d, f in facts.items()},
                         updates=len(rows), rollouts=sum(r["rollouts"] for r in rows),
-                        reward_failures=reward.failures, train=p["train"])
-    publish(manifest, state, Path(out["policy"]))
+                        reward_failures=reward.failures, per_domain=per_domain,
+                        domains={d: len(qs) for d, qs, _ in domain_groups(questions, messages, True)} if per_domain
+                        else None,
+                        planner_failed_prompts=sum(q["id"] in context.failed for q in questions), train=p["train"])
+    publish(manifest, states, Path(out["policy"]))
     write_steps(rows, out["plot_data"])
     plot_steps(rows, f"RL with {rm_name} as reward ({p['algorithm']})" if rows else f"{rm_name}: {status}",
                out["plot"])
@@ -176,6 +173,7 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
                "rl_capable": capable, "selected": selected, "reward_failures": manifest.get("reward_failures"),
                "reward_failures_per_step": [r["reward_failures"] for r in rows],
                "reward_mean_first": means[0] if means else None, "reward_mean_last": means[-1] if means else None,
+               "reward_change": learned or None,
                "checkpoint": tree_hash([out["policy"]]), "run": {**counters, **res.stats()}}
     write_metrics(metrics, out["metrics"])
     return metrics

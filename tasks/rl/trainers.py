@@ -152,22 +152,38 @@ def _screened_ppo_class():
     return ScreenedPPO
 
 
+LR_SCHEDULES = ("constant", "linear")   # verl's actor/critic default is constant; trl's own default decays to 0
+
+
+def sizes(t: dict) -> tuple[int, int, int]:
+    """(micro, mini, batch): rollouts per forward/backward, per optimizer step, per update (one generation
+    round). batch / mini optimizer steps per update, as verl's ppo_mini_batch_size."""
+    micro, batch = int(t["micro_batch_size"]), int(t["batch_size"])
+    mini = int(t.get("mini_batch_size") or batch)
+    if batch % mini or mini % micro:
+        raise ConfigError(f"rl.train: need micro_batch_size ({micro}) | mini_batch_size ({mini}) | batch_size ({batch}),"
+                          " each a multiple of the one before")
+    if t.get("lr_schedule", "constant") not in LR_SCHEDULES:
+        raise ConfigError(f"rl.train.lr_schedule: unknown '{t.get('lr_schedule')}'; valid: {', '.join(LR_SCHEDULES)}")
+    return micro, mini, batch
+
+
 def ppo(policy, value_model, tok, prompt_ids, question_ids, reward, t: dict, seed: int, work: str):
     from datasets import Dataset
     from trl.experimental.ppo import PPOConfig
 
-    micro, batch = int(t["micro_batch_size"]), int(t["batch_size"])
+    micro, mini, batch = sizes(t)
     groups = [{"params": [p for p in policy.parameters() if p.requires_grad], "lr": float(t["actor_lr"])},
               {"params": [p for p in value_model.parameters() if p.requires_grad], "lr": float(t["critic_lr"])}]
     args = PPOConfig(
         output_dir=work, seed=seed, data_seed=seed, learning_rate=float(t["actor_lr"]),
-        per_device_train_batch_size=micro, gradient_accumulation_steps=batch // micro, num_mini_batches=1,
+        per_device_train_batch_size=micro, gradient_accumulation_steps=batch // micro, num_mini_batches=batch // mini,
         local_rollout_forward_batch_size=micro, num_ppo_epochs=int(t["ppo_epochs"]),
         total_episodes=int(t["updates"]) * batch if t.get("updates") else None, num_train_epochs=float(t["epochs"]),
         response_length=int(t["response_length"]), temperature=float(t["temperature"]), kl_coef=float(t["kl_coef"]),
         lam=float(t["lam"]), cliprange_value=float(t["cliprange_value"]),
         stop_token="eos", missing_eos_penalty=None, num_sample_generations=0, logging_steps=1,
-        **_common_args())
+        **_common_args(t))
     rows = _Rows(prompt_ids, question_ids, tok.pad_token_id)
     reward_model = PPOReward(reward, tok, rows)
     trainer = _screened_ppo_class()(
@@ -175,6 +191,10 @@ def ppo(policy, value_model, tok, prompt_ids, question_ids, reward, t: dict, see
         value_model=value_model, train_dataset=Dataset.from_dict({"input_ids": prompt_ids}),
         optimizers=(torch.optim.AdamW(groups, weight_decay=0.0), None))
     reward_model.value_model = value_model
+    # trl's PPO takes its batch as micro x gradient_accumulation_steps and hands that count to accelerate, which
+    # would step once per batch whatever num_mini_batches says, and at every micro-batch of a dataloader's last
+    # batch (sync_with_dataloader; the toy sets are one batch): step exactly once per mini-batch instead
+    trainer.accelerator.gradient_state.plugin_kwargs.update(num_steps=mini // micro, sync_with_dataloader=False)
     return trainer
 
 
@@ -184,27 +204,39 @@ def group_relative(algorithm: str, policy, tok, messages, question_ids, reward, 
     from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 
     config, trainer_cls = (GRPOConfig, GRPOTrainer) if algorithm == "grpo" else (RLOOConfig, RLOOTrainer)
-    micro, batch, g = int(t["micro_batch_size"]), int(t["batch_size"]), int(t["num_generations"])
+    (micro, mini, batch), g = sizes(t), int(t["num_generations"])
     if batch % g:
         raise ConfigError(f"rl.train.batch_size ({batch}) must be a multiple of rl.train.num_generations ({g})")
+    # one generation round of `batch` rollouts per update, cut into batch / mini optimizer steps
     args = config(
         output_dir=work, seed=seed, data_seed=seed, learning_rate=float(t["actor_lr"]),
-        per_device_train_batch_size=micro, gradient_accumulation_steps=batch // micro, num_generations=g,
+        per_device_train_batch_size=micro, gradient_accumulation_steps=mini // micro, num_generations=g,
+        steps_per_generation=batch // micro,
         max_completion_length=int(t["response_length"]), temperature=float(t["temperature"]), top_p=1.0,
-        beta=float(t["kl_coef"]), max_steps=int(t["updates"]) if t.get("updates") else -1,
-        num_train_epochs=float(t["epochs"]), logging_steps=1, log_completions=False, **_common_args())
+        beta=float(t["kl_coef"]), max_steps=int(t["updates"]) * (batch // mini) if t.get("updates") else -1,
+        num_train_epochs=float(t["epochs"]), logging_steps=1, log_completions=False, **_common_args(t))
     dataset = Dataset.from_dict({"prompt": messages, "question_id": question_ids})
     return trainer_cls(model=policy, args=args, processing_class=tok, reward_funcs=[reward.reward_func()],
                        train_dataset=dataset)
 
 
-def _common_args() -> dict:
+def _common_args(t: dict) -> dict:
     return dict(report_to="none", save_strategy="no", bf16=False, fp16=False, activation_checkpointing=False,
-                use_cpu=not torch.cuda.is_available(), disable_tqdm=True, dataloader_num_workers=0)
+                use_cpu=not torch.cuda.is_available(), disable_tqdm=True, dataloader_num_workers=0,
+                lr_scheduler_type=t.get("lr_schedule", "constant"), warmup_steps=0)
 
 
-def step_logs(trainer) -> list[dict]:
-    """Per optimizer step: trl's KL and entropy (PPO: objective/*; GRPO/RLOO: kl only when beta > 0)."""
+def step_logs(trainer, steps_per_update: int = 1) -> list[dict]:
+    """Per update: trl's KL and entropy (PPO logs once per update: objective/*; GRPO/RLOO once per optimizer
+    step, averaged here over the update's steps; kl only when beta > 0)."""
     logs = [h for h in trainer.state.log_history if "step" in h and ("objective/kl" in h or "entropy" in h)]
-    return [{"kl": h.get("objective/kl", h.get("kl")), "entropy": h.get("objective/entropy", h.get("entropy"))}
+    rows = [{"kl": h.get("objective/kl", h.get("kl")), "entropy": h.get("objective/entropy", h.get("entropy"))}
             for h in logs]
+    if "objective/kl" in (logs[0] if logs else {}) or steps_per_update == 1:
+        return rows
+    out = []
+    for i in range(0, len(rows), steps_per_update):
+        group = rows[i:i + steps_per_update]
+        out.append({k: (sum(r[k] for r in group) / len(group) if all(r[k] is not None for r in group) else None)
+                    for k in ("kl", "entropy")})
+    return out
