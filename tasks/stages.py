@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tasks import bon, layout, rl, rm_labels
+from tasks.downstream import methods as downstream_methods
 
 KEY = "${key}"   # the RM's name in a per-RM stage (DVC's foreach key)
 
@@ -106,15 +107,16 @@ TABLE = (
           deps=(layout.RL_POLICIES_DIR, "prompts"),
           params=("common", "llms", "scoring.rms", *(f"rl.{k}" for k in rl.EVAL_PARAMS), "bon.judge")),
     Stage("correlation", "does the benchmark ranking of RMs predict their downstream ranking?",
-          layout.CORRELATION, inputs={"bon": layout.BON_REPORT["per_question"], "rl": layout.RL_EVAL["answers"]},
+          layout.CORRELATION, inputs={m.name: m.per_question for m in downstream_methods()},
           deps=(layout.SCORES_DIR, "data/external"),
           params=("common.seed", "scoring.rms", "scoring.benchmarks", "correlation", "llms", *LABELS)),
     Stage("report", "the run on one self-contained page: open report/index.html in a browser", layout.REPORT,
-          deps=("data/leaderboard/leaderboard.parquet", "metrics/leaderboard.json", "data/bon/curve.parquet",
-                "metrics/bon.json", "data/correlation/correlation.parquet", "data/correlation/points.parquet",
+          deps=("data/leaderboard/leaderboard.parquet", "metrics/leaderboard.json",
+                *(path for m in downstream_methods() for path in (*m.report.values(), m.per_question)),
+                "data/correlation/correlation.parquet", "data/correlation/points.parquet",
                 "metrics/correlation.json", "metrics/human_eval.json", "metrics/pairs.json",
-                "metrics/generic_pairs.json", "metrics/ingest.json", "metrics/train_rm.json", "data/rl/eval.parquet",
-                "metrics/rl.json", "metrics/scores", I["questions"], I["pairs"], I["profiles"],
+                "metrics/generic_pairs.json", "metrics/ingest.json", "metrics/train_rm.json",
+                "metrics/scores", I["questions"], I["pairs"], I["profiles"],
                 "params-paper.yaml", "params-regenerate.yaml", *layout.REPORT_CODE_VERSION),
           params=("params.yaml",)),   # every param: the page lists those that differ from the shipped settings
 )

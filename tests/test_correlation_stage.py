@@ -11,6 +11,7 @@ import pytest
 from tasks.artifacts import file_hash, write_table
 from tasks.correlation import metrics as M
 from tasks.correlation import stage
+from tasks.downstream.bon import load_bon
 from tasks.errors import ConfigError, DataErrors
 
 RMS = ["a", "b", "c", "d", "e", "f"]
@@ -104,11 +105,11 @@ def test_agreeing_and_reversed_benchmarks(tmp_path, figures):
 
 
 def test_bon_uses_expected_at_the_largest_k_and_ignores_missing_scores(tmp_path):
-    side = stage.load_bon(write_bon(tmp_path), P)
+    side = load_bon(write_bon(tmp_path), P)
     assert side.source.endswith("expected at k=4")
     assert side.value("a") == pytest.approx(0.899)   # offsets -1, 0, 1, ... over 10 questions sum to -1 × 0.01
     with pytest.raises(ConfigError, match="run the bon stage first"):
-        stage.load_bon(str(tmp_path / "nothing.parquet"), P)
+        load_bon(str(tmp_path / "nothing.parquet"), P)
 
 
 def test_outputs_are_byte_stable(tmp_path):

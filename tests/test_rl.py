@@ -295,7 +295,8 @@ def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tin
     assert all(r["questions"] == 3 and r["ci_low"] <= r["mean_score"] <= r["ci_high"] for r in table)
     (ax,) = figures[Path(out["plot"]).name]
     assert bars_by_tick(ax, next(iter(ax["bars"])), axis="y") == pytest.approx(
-        {f"{r['rm']} ({r['algorithm']})": r["mean_score"] for r in table if not r["baseline"]})
+        {f"{r['rm']} ({r['algorithm']}; {r['invalid_answers']} invalid)": r["mean_score"]
+         for r in table if not r["baseline"]})
     (base,) = [r for r in table if r["baseline"]]
     assert ax["lines"] == {f"(untrained) {base['mean_score']:.3f}": ([base["mean_score"]] * 2, [0.0, 1.0])}
     assert m["not_trained"] == {"pairwise": {"status": "not RL-capable",
@@ -312,7 +313,7 @@ def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tin
 
 
 def test_correlation_reads_the_rl_column_without_the_baseline(tmp_path):
-    from tasks.correlation.rl import load_rl
+    from tasks.downstream.rl import load_rl
 
     rows = [{"rm": "(untrained)", "baseline": True, "question_id": "q1", "judge_score": 0.9},
             {"rm": "a", "baseline": False, "question_id": "q1", "judge_score": 0.5},

@@ -19,7 +19,6 @@ from tasks.correlation import metrics as M
 from tasks.errors import ConfigError, DataError, DataErrors
 
 EXTERNAL = {"baselines": ("benchmark", "accuracy"), "downstream_tables": ("method", "score")}
-BON_COLUMNS = ("rm", "question_id", "k", "method", "judge_score")
 PREDICTORS = ("accuracy", "worst_domain")   # what of a benchmark predicts downstream
 
 
@@ -115,22 +114,6 @@ def read_downstream(path: str | None, name: str, stage: str, expected: str, colu
     if missing:
         raise DataError(path, f"missing column(s) {', '.join(missing)}")
     return table.select(list(columns)).to_pylist()
-
-
-def load_bon(path: str | None, p: dict) -> Side:
-    """BoN judge score per question of `bon_method` at k = `bon_k` (null: the largest k); a null score is missing."""
-    from tasks.layout import BON_REPORT
-
-    rows = [r for r in read_downstream(path, "bon", "bon", BON_REPORT["per_question"], BON_COLUMNS)
-            if r["method"] == p["bon_method"]]
-    if not rows:
-        raise ConfigError(f"correlation.bon_method: no BoN rows with method '{p['bon_method']}' in {path}")
-    k = p.get("bon_k") or max(r["k"] for r in rows)
-    side = Side("bon", f"{path}: {p['bon_method']} at k={k}")
-    for r in rows:
-        if r["k"] == k and r["judge_score"] is not None and math.isfinite(r["judge_score"]):
-            side.per_question.setdefault(r["rm"], {})[r["question_id"]] = float(r["judge_score"])
-    return side
 
 
 def _read_rows(path: str) -> list[dict]:

@@ -13,11 +13,11 @@ import numpy as np
 from tasks.correlation import metrics as M
 from tasks.correlation import paired
 from tasks.correlation.resample import METHOD
-from tasks.correlation.sides import Side, load_benchmarks, load_bon, load_external, null_baselines  # noqa: F401
+from tasks.correlation.sides import Side, load_benchmarks, load_external, null_baselines  # noqa: F401
+from tasks.downstream import DOWNSTREAM
 from tasks.correlation.table import format_table, plot  # noqa: F401 - the flow prints the table
 from tasks.errors import ConfigError
 
-DOWNSTREAM = ("bon", "rl")                # computed in this DAG: Best-of-N and RL (rl.py, the rl_eval stage)
 REQUIRED = ("strategy", "split", "benchmarks", "tie_policy", "downstream", "bon_method", "rbo_p", "bootstrap",
             "permutations", "ci", "min_rms")
 FIELDS = ("value", "ci_low", "ci_high", "ci_low_questions", "ci_high_questions", "p_value", "p_holm", "null_random",
@@ -46,7 +46,7 @@ def check_params(p: dict) -> dict:
         raise bad("ci", "need a level in (0, 1), e.g. 0.95")
     for d in p["downstream"]:
         if d not in DOWNSTREAM:
-            raise bad("downstream", f"unknown downstream '{d}'; valid: {', '.join(DOWNSTREAM)} "
+            raise bad("downstream", f"unknown downstream '{d}'; valid: {', '.join(DOWNSTREAM.names())} "
                       "(or list an external table under correlation.downstream_tables)")
     for pair in p.get("comparisons") or []:
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and pair[0] != pair[1]):
@@ -150,13 +150,9 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
 
     p, seed = check_params(params["correlation"]), params["common"]["seed"]
     benches = load_benchmarks(inputs.get("scores") or {}, p)
-    downs = {"bon": load_bon(inputs.get("bon"), p)} if "bon" in p["downstream"] else {}
-    if "rl" in p["downstream"]:
-        from tasks.correlation.rl import load_rl
-
-        downs["rl"] = load_rl(inputs.get("rl"))
+    downs = {d: DOWNSTREAM.lookup(d, "correlation.downstream").load(inputs.get(d), p) for d in p["downstream"]}
     benches.update(load_external("baselines", p.get("baselines") or [], {"personalised", "generic", *benches}))
-    downs.update(load_external("downstream_tables", p.get("downstream_tables") or [], set(DOWNSTREAM)))
+    downs.update(load_external("downstream_tables", p.get("downstream_tables") or [], set(DOWNSTREAM.names())))
     if not downs:
         raise ConfigError("correlation: nothing downstream to compare with: list 'bon' in correlation.downstream "
                           "or a file in correlation.downstream_tables")
@@ -181,7 +177,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
                    shares_llm_with={rm: v["shares_llm_with"].split(", ") for rm, v in rm_labels.items()
                                     if v["shares_llm_with"]},
                    in_distribution=sorted(rm for rm, v in rm_labels.items() if v["in_distribution"]),
-                   not_bon_capable=sorted(scored - downs["bon"].rms()) if "bon" in downs else None)
+                   not_bon_capable=sorted(scored - downs["bon"].rms()) if "bon" in downs else None,
+                   not_capable={d: sorted(scored - downs[d].rms()) for d in p["downstream"]})
     write_metrics(metrics, out["metrics"])
     plot(points, rows, p["min_rms"], out["plot"])
     return metrics

@@ -133,6 +133,9 @@ def check_plugins(p: dict) -> list[str]:
         _names(problems, name, strategies, key, "a strategy")
     for key in ("strategies", "generic_strategies"):
         problems += STRATEGIES.check_names(p["scoring"][key], f"scoring.{key}")
+    from tasks.downstream import DOWNSTREAM
+
+    problems += DOWNSTREAM.check_names(p["correlation"]["downstream"], "correlation.downstream")
     for i, name in enumerate(p["rl"]["rms"] or []):
         _names(problems, name, sorted(rms), f"rl.rms[{i}]", "an RM under scoring.rms")
     return problems + guards(p) if not problems else problems

@@ -88,7 +88,7 @@ class Correlation(Group):
     split: str | None = F("test", "null = every split")
     benchmarks: list[Literal["personalised", "generic"]] = F(["personalised", "generic"], "benchmarks ranked")
     tie_policy: Literal["strict", "half"] = F("strict", "strict | half ('drop' refused: every question counts)")
-    downstream: list[Literal["bon", "rl"]] = F(["bon", "rl"], "downstream rankings compared with")
+    downstream: list[str] = F(["bon", "rl"], "downstream methods compared with (the downstream registry: bon, rl)")
     bon_method: Literal["expected", "first_k"] = F("expected", "BoN's best-of-k rule")
     bon_k: int | None = F(None, "null = the largest k")
     exclude_rms: list[str] = F(["(oracle)", "(random)"], "never correlated")

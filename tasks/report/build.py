@@ -10,11 +10,10 @@ import jinja2
 
 from tasks import layout
 from tasks.artifacts import file_hash, write_text
-from tasks.report import board, downstream, provenance
+from tasks.report import board, downstream, methods, provenance
 from tasks.report.sources import DATASET, Sources
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-SECTIONS = ["headline", "leaderboard", "domains", "validity", "bon", "rl", "correlation", "data", "provenance"]
 
 
 def environment() -> jinja2.Environment:
@@ -63,8 +62,7 @@ def run_context(params: dict, inputs: dict, code_version: str) -> dict:
         "heatmaps": board.heatmaps(lb_rows, params.get("leaderboard", {}).get("heatmap_strategy")) if lb_rows else None,
         "validity": downstream.validity(src.json("pairs_metrics"), src.json("generic_pairs_metrics"), params),
         "human": downstream.human_eval(src.json("human_eval_metrics")),
-        "bon": downstream.bon(src.rows("bon_curve"), src.json("bon_metrics")),
-        "rl": downstream.rl(src.rows("rl_eval"), src.json("rl_metrics")),
+        "downstream": methods.sections(src, params),   # one section per downstream method (its registry)
         "correlation": downstream.correlation(src.rows("correlation"), src.rows("correlation_points"),
                                               src.json("correlation_metrics")),
         "data": downstream.data_card(src.json("ingest_metrics"), params),
@@ -77,6 +75,8 @@ def run(params: dict, inputs: dict, code_version: str, out: dict) -> dict:
     context = run_context(params, inputs, code_version)
     html = render("run.html.j2", context)
     write_text(html, out["page"])
-    present = [s for s, key in zip(SECTIONS, ["headline", "leaderboard", "heatmaps", "validity", "bon", "rl",
-                                              "correlation", "data", "provenance"]) if context[key] is not None]
+    fixed = [("headline", "headline"), ("leaderboard", "leaderboard"), ("domains", "heatmaps"), ("validity", "validity")]
+    present = [s for s, key in fixed if context[key] is not None]
+    present += [d["name"] for d in context["downstream"] if d["context"] is not None]
+    present += [s for s in ("correlation", "data", "provenance") if context[s] is not None]
     return {"sections": present, "run": {"page_bytes": len(html.encode("utf-8"))}}

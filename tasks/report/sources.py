@@ -16,15 +16,17 @@ def reference_files(params: dict) -> dict[str, str]:
 
 def input_paths(params: dict) -> dict[str, str]:
     """{name: path} of every output the page can show."""
+    from tasks.downstream import methods
+
     return {
+        **{name: path for m in methods() for name, path in m.report.items()},
+        **{f"{m.name}_per_question": m.per_question for m in methods()},   # the generic section's data
         "leaderboard": layout.LEADERBOARD["leaderboard"], "leaderboard_metrics": layout.LEADERBOARD["metrics"],
-        "bon_curve": layout.BON_REPORT["curve"], "bon_metrics": layout.BON_REPORT["metrics"],
         "correlation": layout.CORRELATION["correlation"], "correlation_points": layout.CORRELATION["points"],
         "correlation_metrics": layout.CORRELATION["metrics"], "human_eval_metrics": layout.HUMAN_EVAL["metrics"],
         "pairs_metrics": layout.PAIRS["metrics"], "generic_pairs_metrics": layout.GENERIC_PAIRS["metrics"],
         "ingest_metrics": layout.INGEST["metrics"], "train_rm_metrics": layout.TRAIN_RM["metrics"],
         "questions": layout.INGEST["questions"], "pairs": layout.INGEST["pairs"], "profiles": layout.INGEST["profiles"],
-        "rl_eval": layout.RL_EVAL["eval"], "rl_metrics": layout.RL_EVAL["metrics"],
         **{f"score_metrics:{rm}": layout.scores(rm)["metrics"] for rm in sorted(params["scoring"]["rms"])},
         **{f"reference:{label}": path for label, path in reference_files(params).items()},
     }
