@@ -50,9 +50,9 @@ def subject(name: str, release: releases.Release) -> str:
 
 
 def already_scored(root, name: str, release: releases.Release) -> bool:
-    from tasks.params import load_params
+    import yaml
 
-    entry = (load_params(str(Path(root) / PARAMS))["scoring"]["rms"] or {}).get(name) or {}
+    entry = ((yaml.safe_load((Path(root) / PARAMS).read_text()) or {}).get("scoring", {}).get("rms") or {}).get(name) or {}
     record = releases.load_state(Path(root) / STATE)["models"].get(release.model) or {}
     return (entry.get("model") == release.model and entry.get("revision") == release.revision
             and record.get("revision") == release.revision and record.get("status") == "scored")

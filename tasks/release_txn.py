@@ -90,10 +90,10 @@ class Journal:
 
 
 def _known(root, name: str) -> bool:
-    from tasks.params import load_params
+    import yaml
 
     try:
-        return name in (load_params(str(Path(root) / "params.yaml"))["scoring"]["rms"] or {})
+        return name in ((yaml.safe_load((Path(root) / "params.yaml").read_text()) or {})["scoring"]["rms"] or {})
     except Exception:   # an unreadable params file: treat the RM as new (its outputs are removed)
         return False
 
