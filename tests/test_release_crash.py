@@ -209,10 +209,10 @@ def test_a_crash_then_the_next_release_scores_both_once(repo, point):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("point", ["edited", "repro", "state-written", "staged", "committed"])
+@pytest.mark.parametrize("point", ["edited", "repro", "reproduced", "state-written", "staged", "committed"])
 def test_a_crash_then_serve_start_leaves_main_as_before_or_after(repo, point):
     _announce(repo, A)
-    before, head = _tree(repo), git(repo, "rev-parse", "HEAD")
+    before, head, status = _tree(repo), git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
     _kill_at(repo, A, point)
     code = ("from flows.deploy import recover_at_start; import json; "
             "print(json.dumps([j.release.model for j in recover_at_start()]))")
@@ -226,6 +226,7 @@ def test_a_crash_then_serve_start_leaves_main_as_before_or_after(repo, point):
         return
     assert todo == [A["model"]], "the interrupted release is handed to a score-rm run"
     assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "status", "--porcelain") == status, "the index too: nothing left staged"
     after = _tree(repo)
     assert after == before, sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     again = _run(repo, A)   # the run serve starts for it
