@@ -13,7 +13,9 @@ runs hold a lock of their own. A score-rm that dies midway is rolled back and sc
 next score-rm, reproduce or serve start (tasks/release_txn.py). Logic lives in tasks/."""
 from __future__ import annotations
 
+import os
 import re
+import time
 from pathlib import Path
 
 from prefect import flow, get_run_logger
@@ -66,6 +68,7 @@ def watch_releases_flow():
         rules = releases.check_rules(params["releases"].get("watch") or [])
         state = releases.load_state(STATE)
         new = releases.new_releases(releases.find_releases(rules), releases.registered(params, state))
+        time.sleep(float(os.environ.get("PRBENCH_WATCH_PAUSE_S", 0)))   # tests: widen the window two runs would race in
         for release in new:
             name = releases.rm_name(release.model, params["scoring"]["rms"], state)
             state = releases.update_state(STATE, release, name, "announced")   # recorded first: never twice
@@ -165,8 +168,6 @@ def recover_at_start(log=print) -> list:
 
 def _rescore_when_served(journals, log=print, timeout: float = 600) -> None:
     """One score-rm run per interrupted release, once serve has registered the deployment."""
-    import time
-
     from prefect.deployments import run_deployment
 
     deadline = time.monotonic() + timeout
