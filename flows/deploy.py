@@ -25,6 +25,7 @@ from prefect.events import DeploymentEventTrigger, emit_event
 from prefect.runtime import flow_run
 from prefect.states import Failed
 
+from flows.common import RUN_TAGS
 from tasks import gitops, layout, release_note, release_score, releases, repo_lock
 from tasks.artifacts import read_table
 from tasks.params import load_params
@@ -36,8 +37,9 @@ REPORT = Path("report/index.html")   # the report stage's page, linked from rele
 
 
 def _repro(targets=()):
+    """`dvc repro`; its stage runs are tagged with this run (`prbench:<run name>`), to find them in the UI."""
     logger = get_run_logger()
-    return dvc(".", "repro", *targets, log=logger.info)
+    return dvc(".", "repro", *targets, log=logger.info, env={RUN_TAGS: f"prbench:{flow_run.name}"})
 
 
 @flow(name="reproduce", flow_run_name="reproduce", log_prints=True)

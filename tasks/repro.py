@@ -33,10 +33,11 @@ def dvc_env() -> dict:
     return env
 
 
-def dvc(root, *args: str, log=print, tail: int = 40) -> DvcResult:
-    """Run `dvc ARGS` in `root`; every output line goes to `log` as it comes."""
+def dvc(root, *args: str, log=print, tail: int = 40, env: dict | None = None) -> DvcResult:
+    """Run `dvc ARGS` in `root` (`env`: more variables for it); every output line goes to `log` as it comes."""
     exe = Path(sys.executable).with_name("dvc")
-    proc = subprocess.Popen([str(exe) if exe.exists() else "dvc", *args], cwd=root, env=dvc_env(), text=True,
+    proc = subprocess.Popen([str(exe) if exe.exists() else "dvc", *args], cwd=root, env={**dvc_env(), **(env or {})},
+                            text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1)
     ran, last = [], deque(maxlen=tail)
     for line in proc.stdout:
