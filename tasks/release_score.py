@@ -123,9 +123,21 @@ def _rescore(root, old: release_txn.Journal, repro, prefetch, log) -> None:
 
 
 def _transaction(root: Path, j: release_txn.Journal, repro, log) -> Outcome:
+    """The repo change; stopped midway (SIGTERM from a stopping serve: Prefect's TerminationSignal,
+    Ctrl-C), it is rolled back before the exception leaves, and the journal kept to score it again."""
+    j.prepare()
+    try:
+        return _change(root, j, repro, log)
+    except ReleaseFailed:
+        raise
+    except BaseException:
+        release_txn.rollback(root, j, log)   # keeps the commit when it landed already
+        raise
+
+
+def _change(root: Path, j: release_txn.Journal, repro, log) -> Outcome:
     release, name, entry = j.release, j.name, j.entry
     where = f"score-rm {release.model}@{release.revision}"
-    j.prepare()
     before = j.data["before"]
     try:
         set_rm(root / PARAMS, name, entry, comment=f"released {release.model}, added by score-rm")

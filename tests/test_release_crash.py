@@ -73,7 +73,12 @@ pathlib.Path("data/leaderboard/leaderboard.parquet").write_text(json.dumps(sorte
 pathlib.Path("metrics/leaderboard.json").write_text(json.dumps(rows, sort_keys=True))
 """
 DRIVER = """\
-import json, sys
+import json, signal, sys
+
+def stop(*_):   # as Prefect's engine does in a flow run process: SIGTERM becomes an exception
+    raise SystemExit(143)
+
+signal.signal(signal.SIGTERM, stop)
 from tasks import release_score, releases
 from tasks.repro import dvc
 from tasks.errors import ConfigError
@@ -243,3 +248,29 @@ def test_a_release_that_cannot_download_touches_nothing(repo):
         f"score-rm acme/rm-a-404@{A['revision']}: download failed: model.safetensors: 404 EntryNotFound"), out.stdout
     assert _tree(repo) == before and git(repo, "rev-parse", "HEAD") == head
     assert not list((repo / ".git/prbench/txn").glob("*.json"))
+
+
+@pytest.mark.timeout(240)
+def test_a_stop_signal_mid_repro_rolls_back_before_exit(repo):
+    """What a stopping `prbench serve` does to a run in progress (Prefect SIGTERMs its flow runs): the
+    run ends its dvc and stage processes and rolls back before it exits; the next run scores it once."""
+    _announce(repo, A)
+    before, status = _tree(repo), git(repo, "status", "--porcelain")
+    proc = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(A)], cwd=repo, env=_env(TOY_HANG=A["name"]),
+                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(lambda: (repo / "hanging").exists() or proc.poll() is not None, 120, step=0.2, what="the stage")
+        stage = int((repo / "hanging").read_text())
+        (repo / "hanging").unlink()
+        proc.send_signal(signal.SIGTERM)   # the run only, as the runner does; not its process group
+        assert proc.wait(60) == 143, proc.stdout.read()
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    wait_for(lambda: not Path(f"/proc/{stage}").exists(), 30, what="the stage process to be ended")
+    assert git(repo, "status", "--porcelain") == status and _tree(repo) == before, "rolled back before exit"
+    again = _run(repo, A)
+    assert again.returncode == 0, again.stdout + again.stderr
+    _consistent(repo, A)
