@@ -164,6 +164,11 @@ def deployments(params: dict, cron: str | None = None, watch_cron: str | None = 
 
 def recover_at_start(log=print) -> list:
     """Releases dead runs left unfinished: rolled back now (main as before), returned to be rescored."""
+    try:
+        gitops.git(".", "rev-parse", "--git-dir")
+    except gitops.GitError:
+        log("prbench serve: not a git repo; score-rm and reproduce will fail at their commit")
+        return []
     with repo_lock.held(".", "dvc", "prbench serve (start)", log=log):
         return release_score.recover(".", log)
 
@@ -190,6 +195,10 @@ def _rescore_when_served(journals, log=print, timeout: float = 600) -> None:
 
 def stop_gracefully(log=print) -> None:
     """At serve's exit: wait for a score-rm still running to commit; roll back one that was killed."""
+    try:
+        gitops.git(".", "rev-parse", "--git-dir")
+    except gitops.GitError:
+        return
     if repo_lock.holder(".", "dvc"):
         log(f"prbench serve: waiting for {repo_lock.describe(repo_lock.holder('.', 'dvc'))} to finish")
     with repo_lock.held(".", "dvc", "prbench serve (stop)", log=log):
