@@ -216,8 +216,8 @@ def _restore_record(root, j: Journal, existed: bool = True) -> None:
 def _remove_rm_outputs(root, name: str) -> None:
     from tasks.stages import TABLE
 
-    for stage in TABLE:
-        if stage.per_rm:
+    for stage in TABLE:   # the stages fanned out over scoring.rms (not those over another group)
+        if stage.per_rm and getattr(stage, "foreach", "scoring.rms") == "scoring.rms":
             for p in stage.out(name).values():
                 target = Path(root) / p
                 if target.is_dir():
