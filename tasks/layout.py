@@ -40,6 +40,13 @@ def scores(rm: str) -> dict:
     return {"scores": f"{SCORES_DIR}/{rm}.parquet", "metrics": f"metrics/scores/{rm}.json"}
 
 
+BENCH_SCORES_DIR = "data/bench_scores"              # <benchmark>/<rm>.parquet (a dvc foreach stage per benchmark)
+
+
+def bench_scores(benchmark: str) -> dict:
+    return {"scores": f"{BENCH_SCORES_DIR}/{benchmark}", "metrics": f"metrics/bench_scores/{benchmark}.json"}
+
+
 LEADERBOARD = {
     "leaderboard": "data/leaderboard/leaderboard.parquet",
     "metrics": "metrics/leaderboard.json",
