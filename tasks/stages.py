@@ -120,7 +120,7 @@ TABLE = (
           params=("common", "llms", "scoring.rms", *(f"rl.{k}" for k in rl.EVAL_PARAMS), "bon.judge")),
     Stage("correlation", "does the benchmark ranking of RMs predict their downstream ranking?",
           layout.CORRELATION, inputs={m.name: m.per_question for m in downstream_methods()},
-          deps=(layout.SCORES_DIR, "data/external"),
+          deps=(layout.SCORES_DIR, layout.BENCH_SCORES_DIR, "data/external"),
           params=("common.seed", "scoring.rms", "scoring.benchmarks", "correlation", "llms", *LABELS)),
     Stage("report", "the run on one self-contained page: open report/index.html in a browser", layout.REPORT,
           deps=("data/leaderboard/leaderboard.parquet", "metrics/leaderboard.json",
