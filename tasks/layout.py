@@ -41,10 +41,11 @@ def scores(rm: str) -> dict:
 
 
 BENCH_SCORES_DIR = "data/bench_scores"              # <benchmark>/<rm>.parquet (a dvc foreach stage per benchmark)
+BENCH_METRICS_DIR = "metrics/bench_scores"          # <benchmark>.json
 
 
 def bench_scores(benchmark: str) -> dict:
-    return {"scores": f"{BENCH_SCORES_DIR}/{benchmark}", "metrics": f"metrics/bench_scores/{benchmark}.json"}
+    return {"scores": f"{BENCH_SCORES_DIR}/{benchmark}", "metrics": f"{BENCH_METRICS_DIR}/{benchmark}.json"}
 
 
 LEADERBOARD = {

@@ -128,7 +128,7 @@ TABLE = (
                 "data/correlation/correlation.parquet", "data/correlation/points.parquet",
                 "metrics/correlation.json", "metrics/human_eval.json", "metrics/pairs.json",
                 "metrics/generic_pairs.json", "metrics/ingest.json", "metrics/train_rm.json",
-                "metrics/scores", I["questions"], I["pairs"], I["profiles"],
+                "metrics/scores", layout.BENCH_METRICS_DIR, I["questions"], I["pairs"], I["profiles"],
                 "params-paper.yaml", "params-regenerate.yaml", *layout.REPORT_CODE_VERSION),
           params=("params.yaml",)),   # every param: the page lists those that differ from the shipped settings
 )

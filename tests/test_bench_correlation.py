@@ -61,3 +61,28 @@ def test_item_ids_are_kept_apart_per_benchmark(tmp_path, monkeypatch):
     assert set(sides["rb2-demo"].domains.values()) == {"Factuality", "Math", "Ties"}
     # PRISM has a profile: scored under the correlation's strategy; RewardBench 2 has none: `none`
     assert len(sides["prism-demo"].per_question["longer"]) == 3
+
+
+def test_report_shows_the_benchmark_matrix_and_each_board_with_chance(tmp_path, monkeypatch):
+    from tasks.report import benchmarks as rb
+    from tasks.report.build import render, run_context
+
+    params, folders = _bench_scores(tmp_path, monkeypatch)
+    table = tmp_path / "down.csv"
+    table.write_text("rm,method,score\n" + "".join(f"{rm},elsewhere,{i / 10}\n" for i, rm in enumerate(sorted(RMS))))
+    params = {**params, "correlation": {**params["correlation"], "downstream": [], "bootstrap": 50,
+                                        "permutations": 99, "downstream_tables": [str(table)]}}
+    out = {k: str(tmp_path / v) for k, v in layout.CORRELATION.items()}
+    m = stage.run(params, {"scores": {}, "bench_scores": folders}, out)
+    grid = rb.matrix(m)
+    assert grid["downstreams"] == ["elsewhere"] and {r["benchmark"] for r in grid["rows"]} >= {"rb2-demo", "prism-demo"}
+    assert sum(c["best"] for r in grid["rows"] for c in r["cells"]) == 1   # one best benchmark per downstream
+    inputs = {"correlation_metrics": out["metrics"],
+              **{f"bench_metrics:{b}": str(tmp_path / layout.bench_scores(b)["metrics"]) for b in folders}}
+    context = run_context(params, inputs, "test")
+    boards = {b["name"]: b for b in context["benchmark_boards"]}
+    row = next(r for r in boards["rb2-demo"]["rows"] if r["rm"] == "longer")
+    assert (row["accuracy"], row["chance"], row["n"], row["ties"]) == ("0.500", "0.250", 6, 2)
+    assert "overall 0.5032" in row["published"]
+    html = render("run.html.j2", context)
+    assert 'id="benchmark-matrix"' in html and 'data-benchmark="prism-demo"' in html and "chance" in html

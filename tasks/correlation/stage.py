@@ -176,7 +176,9 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
              "status": r[m]["status"], "n_rms": r["n_rms"]} for (b, pr, d), r in results.items() for m in M.METRICS]
     write_table([{k: r[k] for k in schemas.CORRELATION.names} for r in rows], out["correlation"], "correlation")
     write_table(points, out["points"], "correlation_points")
-    compared = comparisons(benches, downs, excluded, p, seed)
+    ours = [[x, y] for x, y in p.get("comparisons") or []]
+    ours += [["personalised", b] for b in others if "personalised" in benches and ["personalised", b] not in ours]
+    compared = comparisons(benches, downs, excluded, {**p, "comparisons": ours}, seed)   # every benchmark vs ours
     metrics = build_metrics(p, benches, downs, results, compared, excluded)
     scored = {rm for b in benches.values() if b.source == "scores" for rm in b.rms()} - excluded
     metrics.update(include_null_baselines=bool(p.get("include_null_baselines")), null_baselines=sorted(nulls),
