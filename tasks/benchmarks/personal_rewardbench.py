@@ -52,7 +52,7 @@ class PersonalRewardBench(Benchmark):
                 history.setdefault(user, []).append(
                     f"Asked: {_clip(prompt)} | preferred: {_clip(chosen)} | over: {_clip(rejected)}")
         out = []
-        for n, (user, split, prompt, chosen, rejected, row) in enumerate(parsed):
+        for user, split, prompt, chosen, rejected, row in parsed:
             if split == "test":
                 out.append(Item(f"{user}:{row.raw.index}", prompt, (chosen,), (rejected,), subset="all",
                                 profile=tuple(history.get(user, ())), meta={"user_id": user}))

@@ -8,7 +8,6 @@ with one response, or all rated alike, is left out and counted). The user's surv
 profile. A local copy is a folder holding `survey.*` and `conversations.*` (JSONL, JSON or Parquet)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 from tasks.benchmarks import register
 from tasks.benchmarks.base import READ, Benchmark, Row
