@@ -8,8 +8,9 @@ from tasks.registry import Registry
 
 def _load() -> None:
     # imported for their @register side effect
-    from tasks.benchmarks import (generic, personal_rewardbench, personalised, ppe_human, prism,  # noqa: F401
-                                  rewardbench2, rm_bench)
+    from tasks.benchmarks import (generic, personal_rewardbench, personalised, ppe_human, prism, rewardbench2,
+                                  rm_bench)
+    return (personalised, generic, rewardbench2, personal_rewardbench, prism, rm_bench, ppe_human)
 
 
 BENCHMARKS = Registry("benchmark", _load)
