@@ -22,9 +22,8 @@ def test_the_shipped_fixture_benchmarks_score_their_rms(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     params = shipped_params()
     assert sorted(params["benchmarks"]) == ["prism-demo", "rb2-demo"]
-    for entry in params["benchmarks"].values():   # no trained RM here (the train_rm stage's output)
-        assert entry["rms"] == ["length-longer", "length-shorter", "random", "similarity", "bradley-terry"]
-        entry["rms"] = entry["rms"][:3]
+    for entry in params["benchmarks"].values():   # the cheap RMs only: the main job stays fast
+        assert entry["rms"] == ["length-longer", "length-shorter", "random"]
     m = stage.run(params, "rb2-demo", _out(tmp_path, "rb2-demo"))
     assert m["source"] == "rewardbench2" and m["items"] == 6 and m["strategies"] == ["none"]
     longer = m["rms"]["length-longer"]["strategies"]["none"]
