@@ -71,3 +71,33 @@ def test_adding_a_benchmark_changes_nothing_the_other_stages_read():
     assert stages.resolve("${item.path}", more, "ppe-demo", stages.STAGES["bench_score"]).endswith("ppe-human.jsonl")
     # no other stage reads the benchmarks group (the reports read the stage's outputs only)
     assert [s.name for s in stages.TABLE if any(p.startswith("benchmarks") for p in s.params)] == ["bench_score"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_dvc_reruns_only_the_new_benchmarks_stage(tmp_path):
+    """A real `dvc repro` of the two shipped fixture benchmarks, then a third entry: only its stage is
+    out of date (and the correlation / report stages that read every benchmark's outputs). ~140 s on
+    the loaded 2-core box."""
+    import subprocess
+
+    from tests.test_dvc import _clone_env, _copy_repo, _dvc
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _copy_repo(repo)
+    (repo / "data/models/bradley-terry").mkdir(parents=True, exist_ok=True)   # a dep of every RM stage: not run here
+    (repo / "data/models/bradley-terry/placeholder").write_text("x")
+    subprocess.run(["dvc", "init", "-q"], cwd=repo, env=_clone_env(), check=False, capture_output=True)
+    _dvc(repo, "repro", "-s", "bench_score@rb2-demo", "bench_score@prism-demo")
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    text = (repo / "params.yaml").read_text()
+    third = ("  ppe-demo:\n    source: ppe-human\n    path: data/benchmarks/fixtures/ppe-human.jsonl\n"
+             "    subset:\n    limit:\n    rms:\n    - random\n")
+    at = text.index("\nleaderboard:") + 1
+    (repo / "params.yaml").write_text(text[:at] + third + text[at:])
+    assert sorted(yaml.safe_load((repo / "params.yaml").read_text())["benchmarks"]) == \
+        sorted([*params["benchmarks"], "ppe-demo"])
+    status = _dvc(repo, "status", "bench_score@rb2-demo", "bench_score@prism-demo", "bench_score@ppe-demo")
+    stale = [line.rstrip(":") for line in status.splitlines() if line and not line[0].isspace()]
+    assert stale == ["bench_score@ppe-demo"], status
