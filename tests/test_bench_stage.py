@@ -101,3 +101,18 @@ def test_dvc_reruns_only_the_new_benchmarks_stage(tmp_path):
     status = _dvc(repo, "status", "bench_score@rb2-demo", "bench_score@prism-demo", "bench_score@ppe-demo")
     stale = [line.rstrip(":") for line in status.splitlines() if line and not line[0].isspace()]
     assert stale == ["bench_score@ppe-demo"], status
+
+
+def test_params_check_names_a_bad_benchmark_entry_before_any_work():
+    from tasks.params.check import check_params
+
+    params = copy.deepcopy(shipped_params())
+    params["benchmarks"]["rb2-demo"]["source"] = "rewardbench-2"
+    params["benchmarks"]["prism-demo"]["rms"] = ["random", "length-longr"]
+    _, problems = check_params(params)
+    assert any(p.startswith("benchmarks.rb2-demo.source: 'rewardbench-2' is not a benchmark (did you mean "
+                            "'rewardbench2'?)") for p in problems), problems
+    assert any(p.startswith("benchmarks.prism-demo.rms[1]: 'length-longr' is not an RM") for p in problems), problems
+    params["benchmarks"]["rb2-demo"]["sorce"] = "x"
+    _, problems = check_params(params)
+    assert any(p.startswith("benchmarks.rb2-demo.sorce: unknown key") for p in problems), problems

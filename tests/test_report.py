@@ -22,7 +22,7 @@ from tests.stage_project import save_params
 from tests.test_dvc import _copy_repo
 from tests.test_versions import repo, sh  # noqa: F401 - repo: the versions test's repo (v1 tagged, v2 at HEAD)
 
-SECTIONS = ["headline", "leaderboard", "domains", "validity", "bon", "rl", "correlation", "data", "provenance"]
+SECTIONS = ["headline", "leaderboard", "domains", "validity", "bon", "rl", "correlation", "benchmarks", "data", "provenance"]
 # cheap RMs, two of them LLM judges on the dummy backend (position bias); no trained RM, so no train_rm stage
 RMS = {"length-longer": {"kind": "length-longer"}, "length-shorter": {"kind": "length-shorter"},
        "random": {"kind": "random"}, "similarity": {"kind": "similarity", "encoder": "embedded:all-MiniLM-L6-v2"},

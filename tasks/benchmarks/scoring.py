@@ -12,6 +12,7 @@ from tasks.benchmarks import get
 from tasks.benchmarks.base import format_profile
 from tasks.determinism import stable_rng
 from tasks.errors import ConfigError
+from tasks.leaderboard import boot_means
 from tasks.listwise import credit, score_items
 
 ENTRY_KEYS = ("source", "path", "hub_id", "subset", "limit", "rms")
@@ -64,9 +65,8 @@ def estimate(rows: list[dict], policy: str, b: int, ci: float, *seed_parts) -> d
            "invalid": sum(bool(r["invalid"]) for r in rows), "truncated": sum(bool(r["truncated"]) for r in rows),
            "chance": round(float(np.mean([r["chance"] for r in rows])), 4) if rows else None,
            "accuracy": None, "ci": [None, None]}
-    if len(got):
-        rng = stable_rng(*seed_parts)
-        means = got[rng.integers(0, len(got), size=(b, len(got)))].mean(axis=1)
+    if len(got):   # the leaderboard's bootstrap: items resampled with replacement, in O(b) memory
+        means = boot_means(got, stable_rng(*seed_parts), b)
         lo, hi = np.quantile(means, [(1 - ci) / 2, (1 + ci) / 2])
         out.update(accuracy=round(float(got.mean()), 4), ci=[round(float(lo), 4), round(float(hi), 4)])
     return out
