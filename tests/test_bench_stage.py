@@ -116,3 +116,13 @@ def test_params_check_names_a_bad_benchmark_entry_before_any_work():
     params["benchmarks"]["rb2-demo"]["sorce"] = "x"
     _, problems = check_params(params)
     assert any(p.startswith("benchmarks.rb2-demo.sorce: unknown key") for p in problems), problems
+
+
+def test_the_stage_command_refuses_an_unknown_benchmark_in_one_line():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "flows.bench_score", "rb2-dem"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "benchmarks: unknown name 'rb2-dem' (did you mean 'rb2-demo'?); valid: prism-demo, rb2-demo"
