@@ -137,7 +137,9 @@ def cmd_serve(args) -> int:
             local = srv.start(port=args.port or rel["port"])
         os.environ.update(PREFECT_API_URL=url, PREFECT_UI_URL=url.removesuffix("/api"))   # before Prefect loads
     print(f"prbench: Prefect UI at {url.removesuffix('/api')} (deployments reproduce, watch-releases, score-rm; "
-          "Ctrl-C stops serving, schedules stay active)", flush=True)
+          "Ctrl-C stops serving, schedules stay active). From this folder: `prbench release check` runs the "
+          "watcher now, `prbench release score MODEL[@REV]` scores one model, `prbench release status` shows "
+          "what is registered, running, queued or failed", flush=True)
     from flows.deploy import serve
 
     try:
@@ -228,10 +230,12 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--doc", action="store_true", help="print every key with its type, default and doc")
     pa.set_defaults(func=cmd_params)
     from tasks.correlation.diff import add_parser as add_diff
+    from flows.release_cli import add_parser as add_release
     from tasks.human_eval import cli as human_eval_cli
     from tasks.report.cli import add_parser as add_report
 
     add_diff(sub)
+    add_release(sub)
     add_report(sub)
     human_eval_cli.add_parser(sub)
     return ap

@@ -2,6 +2,7 @@
 main() that turns data errors into one line each instead of a traceback."""
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -146,12 +147,19 @@ def preflight(params_path=None, rm: str | None = None, stage: str | None = None)
     return params
 
 
+RUN_TAGS = "PRBENCH_RUN_TAGS"
+
+
 def main(flow, **kwargs) -> int:
     """Run a stage flow as a command: exit 0, or print each problem as one line and exit 1."""
     try:
         preflight(kwargs.get("params_path"), kwargs.get("rm", kwargs.get("benchmark")),
                   flow.name if flow.name in stages.STAGES else None)
-        state = flow(return_state=True, **kwargs)
+        from prefect import tags
+
+        # a stage run that a served run (score-rm, reproduce) started is tagged with it (PRBENCH_RUN_TAGS)
+        with tags(*[t for t in os.environ.get(RUN_TAGS, "").split(",") if t]):
+            state = flow(return_state=True, **kwargs)
     except USER_ERRORS as exc:
         print(str(exc), file=sys.stderr)
         return 1

@@ -25,6 +25,13 @@ def git(root, *args, env=None, check=True) -> str:
     return proc.stdout
 
 
+def git_bytes(root, *args) -> bytes:
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True)
+    if proc.returncode != 0:
+        raise GitError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace').strip()}")
+    return proc.stdout
+
+
 def visible_files(root) -> list[str]:
     out = git(root, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
     return sorted(p for p in out.split("\0") if p)

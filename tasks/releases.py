@@ -174,33 +174,75 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def prefetch(release: Release, entry: dict, root: Path = Path(".")) -> None:
-    """Download the release at its exact revision (into the HF cache the score stage then reads)
-    and load its config; one ConfigError naming the model, revision and reason otherwise."""
-    where = f"{release.model}@{release.revision}"
-    model = release.model
-    if release.source == "hub":
-        from huggingface_hub import snapshot_download
+def _http_reason(exc: Exception) -> str:
+    """`404 EntryNotFound: ...` from the client's HTTP error; the one-line message otherwise."""
+    response = getattr(exc, "response", None)
+    if response is not None and getattr(response, "status_code", None):
+        code = response.headers.get("X-Error-Code") or ""
+        text = response.headers.get("X-Error-Message") or ""
+        return " ".join(str(x) for x in (response.status_code, code, text) if x)
+    return _one_line(exc)
 
+
+def _skipped(path: str) -> bool:
+    from fnmatch import fnmatch
+
+    return any(fnmatch(path, pat) for pat in SKIP_FILES)
+
+
+def download(release: Release) -> Path:
+    """Every file of a Hub release at its exact revision, one by one (config first), into the HF
+    cache the score stage then reads; the folder of the snapshot. One ConfigError naming the file
+    at the first that cannot be had: a 404 is not retried (it cannot succeed)."""
+    from huggingface_hub import HfApi, hf_hub_download
+
+    where = f"{release.model}@{release.revision}"
+    try:
+        info = HfApi().model_info(release.model, revision=release.revision)
+    except Exception as exc:   # the client's errors are many (HTTP, network, auth): all mean "not downloadable"
+        raise ConfigError(f"{where}: download failed: {_http_reason(exc)}") from None
+    files = sorted((s.rfilename for s in info.siblings or [] if not _skipped(s.rfilename)),
+                   key=lambda f: (f != "config.json", f))
+    if not files:
+        raise ConfigError(f"{where}: download failed: the revision lists no files")
+    folder = None
+    for name in files:
         try:
-            snapshot_download(release.model, revision=release.revision, ignore_patterns=SKIP_FILES)
-        except Exception as exc:   # the client's errors are many (HTTP, network, auth): all mean "not downloadable"
-            raise ConfigError(f"{where}: download failed: {_one_line(exc)}") from None
+            got = hf_hub_download(release.model, name, revision=release.revision)
+        except Exception as exc:
+            raise ConfigError(f"{where}: download failed: {name}: {_http_reason(exc)}") from None
+        folder = folder or Path(got).parents[len(Path(name).parts) - 1]
+    return folder
+
+
+def prefetch(release: Release, entry: dict, root: Path = Path("."), name: str = "release") -> None:
+    """Before params are touched: every file of the release downloaded (weights included) and the
+    RM built from them by its kind, so a file that is missing or does not load fails here, in one
+    ConfigError naming the model, revision, file (when one is to blame) and reason."""
+    where = f"{release.model}@{release.revision}"
+    if release.source == "hub":
+        path = download(release)
     else:
-        path = Path(model) if Path(model).is_absolute() else root / model
+        path = Path(release.model) if Path(release.model).is_absolute() else root / release.model
         if not path.is_dir():
             raise ConfigError(f"{where}: checkpoint folder {path} not found")
-        model = str(path)
         if release.revision != LOCAL_PREFIX + tree_hash([path]):
             raise ConfigError(f"{where}: the folder's files changed since the release was seen; the watcher "
                               "announces the new content as a new release")
     from transformers import AutoConfig
 
     try:
-        config = AutoConfig.from_pretrained(model, revision=None if release.source == "local" else release.revision)
+        config = AutoConfig.from_pretrained(str(path))
     except Exception as exc:   # transformers raises OSError, ValueError, KeyError for bad configs
-        raise ConfigError(f"{where}: config does not load: {_one_line(exc)}") from None
+        raise ConfigError(f"{where}: config does not load: config.json: {_one_line(exc)}") from None
     archs = list(getattr(config, "architectures", None) or [])
     if entry.get("kind") == "seq-cls" and not any(a.endswith("ForSequenceClassification") for a in archs):
         raise ConfigError(f"{where}: not a sequence-classification reward model (architectures: "
                           f"{', '.join(archs) or 'none'}); a seq-cls RM needs a trained classification head")
+    from tasks.rms.registry import make_rm
+
+    local = {k: v for k, v in entry.items() if k != "revision"}
+    try:
+        make_rm(name, {**local, "model": str(path)}, None)   # the files as the kind loads them: weights too
+    except Exception as exc:   # a truncated or foreign weights file, a tokenizer that does not load
+        raise ConfigError(f"{where}: does not load as a {entry.get('kind')} RM: {_one_line(exc)[:400]}") from None

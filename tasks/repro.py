@@ -33,16 +33,43 @@ def dvc_env() -> dict:
     return env
 
 
-def dvc(root, *args: str, log=print, tail: int = 40) -> DvcResult:
-    """Run `dvc ARGS` in `root`; every output line goes to `log` as it comes."""
+def _end_tree(proc: subprocess.Popen, grace: float = 20) -> None:
+    """SIGTERM a child and all its descendants (dvc's stage processes), SIGKILL what is left after `grace`."""
+    import psutil   # a dependency of dvc
+
+    try:
+        procs = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        procs = []
+    for p in procs:
+        try:
+            p.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    proc.wait()
+
+
+def dvc(root, *args: str, log=print, tail: int = 40, env: dict | None = None) -> DvcResult:
+    """Run `dvc ARGS` in `root` (`env`: more variables for it); every output line goes to `log` as it comes."""
     exe = Path(sys.executable).with_name("dvc")
-    proc = subprocess.Popen([str(exe) if exe.exists() else "dvc", *args], cwd=root, env=dvc_env(), text=True,
+    proc = subprocess.Popen([str(exe) if exe.exists() else "dvc", *args], cwd=root, env={**dvc_env(), **(env or {})},
+                            text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1)
     ran, last = [], deque(maxlen=tail)
-    for line in proc.stdout:
-        line = line.rstrip("\n")
-        log(line)
-        last.append(line)
-        if m := RUNNING.search(line):
-            ran.append(m.group(1))
+    try:
+        for line in proc.stdout:
+            line = line.rstrip("\n")
+            log(line)
+            last.append(line)
+            if m := RUNNING.search(line):
+                ran.append(m.group(1))
+    except BaseException:   # stopped (SIGTERM, Ctrl-C): dvc and its stage go too, before the caller rolls back
+        _end_tree(proc)
+        raise
     return DvcResult(proc.wait(), ran, list(last))

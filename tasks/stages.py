@@ -130,8 +130,25 @@ TABLE = (
                 "metrics/generic_pairs.json", "metrics/ingest.json", "metrics/train_rm.json",
                 "metrics/scores", layout.BENCH_METRICS_DIR, I["questions"], I["pairs"], I["profiles"],
                 "params-paper.yaml", "params-regenerate.yaml", *layout.REPORT_CODE_VERSION),
-          params=("params.yaml",)),   # every param: the page lists those that differ from the shipped settings
+          params=()),   # every group but serve's own (_report_params, below): the page lists what differs
 )
+
+
+NOT_ON_THE_PAGE = ("releases",)   # serve's settings: adding a watch rule must not make the report stale
+
+
+def _report_params(table) -> tuple:
+    """The report reads every params group (schema's and those stages bring) except NOT_ON_THE_PAGE."""
+    from dataclasses import replace
+
+    from tasks.params.schema_downstream import Root
+
+    groups = [*Root.model_fields, *(s.name for s in table if s.schema is not None)]
+    keep = tuple(dict.fromkeys(g for g in groups if g not in NOT_ON_THE_PAGE))
+    return tuple(replace(s, params=keep) if s.name == "report" else s for s in table)
+
+
+TABLE = _report_params(TABLE)
 STAGES = {s.name: s for s in TABLE}
 GROUP_SCHEMAS = {s.name: s.schema for s in TABLE if s.schema is not None}   # params groups stages bring
 ORDER = [s.name for s in TABLE]

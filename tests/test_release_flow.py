@@ -95,7 +95,14 @@ def served(tmp_path_factory, seed_prefect_home):
     e = env(PREFECT_HOME=str(tmp / "prefect"), HF_ENDPOINT=hub.url, HF_HOME=str(tmp / "hf"), **srv.client_env())
     for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):   # the fake Hub is the network here
         e.pop(key, None)
-    proc = None
+    procs = []
+
+    def start_serve():
+        log = open(tmp / "serve.log", "a")
+        procs.append(subprocess.Popen([*PRBENCH, "serve", "--watch-cron", "* * * * *"], cwd=repo, env=e, stdout=log,
+                                      stderr=subprocess.STDOUT, start_new_session=True))
+        return procs[-1]
+
     try:
         start = time.monotonic()
         # Every stage, so the new RM finds them up to date: the whole pipeline in one process (no
@@ -109,18 +116,17 @@ def served(tmp_path_factory, seed_prefect_home):
         print(f"baseline (in-process pipeline, dvc commit): {time.monotonic() - start:.0f} s")
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "baseline: every stage, recorded by dvc commit")
-        log = open(tmp / "serve.log", "w")
         start = time.monotonic()
-        proc = subprocess.Popen([*PRBENCH, "serve", "--watch-cron", "* * * * *"],
-                                cwd=repo, env=e, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        start_serve()
         api = Api(srv.api_url)
         wait_for(lambda: {"reproduce", "watch-releases", "score-rm"} <= {d["name"] for d in api.call("deployments/filter", {})},
                  300, step=1, what="prbench serve's deployments")
         print(f"prbench serve: deployments registered after {time.monotonic() - start:.1f} s")
         yield {"repo": repo, "api": api, "hub": hub, "srv": srv, "tmp": tmp, "log": tmp / "serve.log",
-               "baseline": git(repo, "rev-parse", "HEAD").strip(), "lock": (repo / "dvc.lock").read_text()}
+               "baseline": git(repo, "rev-parse", "HEAD").strip(), "lock": (repo / "dvc.lock").read_text(),
+               "procs": procs, "start_serve": start_serve}
     finally:
-        if proc:
+        for proc in procs:
             kill_group(proc)
         srv.stop()
         hub.stop()
@@ -176,6 +182,9 @@ def test_a_release_is_announced_scored_and_committed(served, scored):
     assert {"watch-releases", "score-rm", "score", "bon_score", "leaderboard"} <= ran, ran
     assert not ran & {"ingest", "profiles", "rubrics", "pairs", "generic_pairs", "train_rm", "bon_sample",
                       "bon_judge", "human_eval"}, f"only the new RM's stages and the reports ran: {ran}"
+    stage_runs = api.call("flow_runs/filter", {"flow_runs": {"start_time": {"after_": scored["since"]},
+                                                             "tags": {"all_": [f"prbench:{run['name']}"]}}, "limit": 200})
+    assert len(stage_runs) >= 3, "the stage runs score-rm started carry its tag"
 
     board = json.loads(api.latest_artifact("leaderboard")["data"])
     assert {r["rm"] for r in board} >= {RM, "length-longer", "random"}
@@ -250,3 +259,50 @@ def test_the_prefect_ui_shows_the_leaderboard_artifact(served, scored):
     shown = {(r[col["rm"]].strip(), r[col["strategy"]].strip()): float(r[col["accuracy"]]) for r in rows}
     assert shown == pytest.approx(board) and any(rm == RM for rm, _ in shown), (shown, board)
     assert shot.exists() and shot.stat().st_size > 10_000
+
+
+def test_a_score_rm_killed_mid_repro_is_rolled_back_and_scored_once_at_the_next_serve_start(served, scored):
+    """kill -9 of a running score-rm (its engine, dvc and stage processes) and of serve; the next
+    `prbench serve` rolls the half-done release back and scores it again: one commit, git clean."""
+    import psutil
+
+    repo, api, hub = served["repo"], served["api"], served["hub"]
+    model = "acme/second-rm"
+    sha = hub.release(model, tiny_seq_cls(served["tmp"] / "second-rm", seed=1))
+    runs = len(api.runs("score-rm"))
+    api.run_now("watch-releases")
+    run = wait_for(lambda: next((r for r in api.runs("score-rm")[runs:] if r["parameters"]["model"] == model), None),
+                   300, step=2, what="score-rm for the second release")
+
+    def in_repro():
+        logs = api.call("logs/filter", {"logs": {"flow_run_id": {"any_": [run["id"]]}}, "limit": 200})
+        return any("Running stage" in log["message"] for log in logs)
+
+    wait_for(in_repro, 600, step=2, what="the second release's dvc repro")
+    serve_proc = served["procs"][-1]
+    tree = psutil.Process(serve_proc.pid).children(recursive=True)
+    for p in tree:   # the run's engine, dvc and stage processes (serve's only children)
+        p.kill()
+    kill_group(serve_proc)
+    psutil.wait_procs(tree, timeout=30)
+    assert model in (repo / "params.yaml").read_text(), "killed mid-change: params held the RM"
+    start = time.monotonic()
+    served["start_serve"]()
+
+    def rescored():
+        done = [r for r in api.runs("score-rm") if r["parameters"]["model"] == model
+                and r["state"]["type"] == "COMPLETED"]
+        return done[0] if done else None
+
+    again = wait_for(rescored, SCORE_TIMEOUT_S, step=3, what="the rescore run after the restart")
+    print(f"serve restart -> the interrupted release committed in {time.monotonic() - start:.0f} s")
+    assert again["id"] != run["id"]
+    subjects = git(repo, "log", "--format=%s").splitlines()
+    assert sum(f"{model}@{sha}" in s for s in subjects) == 1, subjects[:5]
+    assert git(repo, "status", "--porcelain").strip() == "", git(repo, "status", "--porcelain")
+    entry = yaml.safe_load((repo / "params.yaml").read_text())["scoring"]["rms"]["second-rm"]
+    state = json.loads((repo / "data/releases/registered.json").read_text())["models"][model]
+    assert entry["revision"] == sha and state["status"] == "scored" and state["revision"] == sha
+    status = subprocess.run([str(Path(sys.executable).with_name("dvc")), "status"], cwd=repo, env=env(),
+                            capture_output=True, text=True)
+    assert "Data and pipelines are up to date" in status.stdout, status.stdout + status.stderr

@@ -9,7 +9,7 @@ runs against it when HF_ENDPOINT points here.
 
 Errors carry the Hub's X-Error-Code header (RepoNotFound, RevisionNotFound, EntryNotFound), so
 the client raises its own exception types. `release(..., broken=True)` lists a model whose
-files all answer 404, as a release whose upload went wrong would."""
+files all answer 404, as a release whose upload went wrong would; `missing=(...)` only those files."""
 from __future__ import annotations
 
 import hashlib
@@ -34,10 +34,13 @@ class FakeHub(LocalHTTP):
 
     # --- content --------------------------------------------------------------------------------
     def release(self, repo_id: str, folder: str | Path, *, tags=("text-classification",),
-                pipeline_tag: str = "text-classification", broken: bool = False) -> str:
-        """Publish `folder`'s files as a new commit of `repo_id`; return the commit sha."""
+                pipeline_tag: str = "text-classification", broken: bool = False,
+                missing: tuple[str, ...] = (), replace: dict[str, bytes] | None = None) -> str:
+        """Publish `folder`'s files as a new commit of `repo_id`; return the commit sha. `missing`:
+        files listed but answering 404 (an upload that went wrong); `replace`: files' bytes swapped."""
         root = Path(folder)
         files = {f.relative_to(root).as_posix(): f.read_bytes() for f in sorted(root.rglob("*")) if f.is_file()}
+        files.update(replace or {})
         digest = hashlib.sha1(repo_id.encode() + b"\0")
         for path, data in files.items():
             digest.update(path.encode() + b"\0" + hashlib.sha1(data).digest())
@@ -46,7 +49,8 @@ class FakeHub(LocalHTTP):
             digest.update(str(len(repo["commits"])).encode())
             sha = digest.hexdigest()
             created = EPOCH + timedelta(minutes=len(self.repos) * 10 + len(repo["commits"]))
-            repo["commits"].append({"sha": sha, "files": files, "broken": broken, "created": created})
+            repo["commits"].append({"sha": sha, "files": files, "broken": broken, "created": created,
+                                    "missing": set(missing)})
         return sha
 
     def _info(self, repo_id: str, commit: dict) -> dict:
@@ -110,7 +114,7 @@ class FakeHub(LocalHTTP):
             commit, err = self._find(repo_id, rev)
             if err:
                 return err
-            if commit["broken"] or file not in commit["files"]:
+            if commit["broken"] or file not in commit["files"] or file in commit.get("missing", ()):
                 return self.error(404, "EntryNotFound", f"{file} does not exist on {rev}")
             data = commit["files"][file]
             headers = {"X-Repo-Commit": commit["sha"], "ETag": f'"{hashlib.sha1(data).hexdigest()}"',
