@@ -29,6 +29,8 @@ class Stage:
     persist: bool = False              # outputs survive a rerun (DVC `persist`), see rl_train
     schema: type | None = None         # the params group `<name>`'s model, for a stage that brings its own group
     plot_axes: dict = field(default_factory=dict)   # csv plot -> {x:, y:} for `dvc plots`
+    tracked: tuple = ()                # outs kept in git (DVC `cache: false`), like metrics and plots: a clone
+                                       # shows the last committed run at once, with no DVC remote
 
     @property
     def module(self) -> str:
@@ -118,7 +120,7 @@ TABLE = (
                 "metrics/generic_pairs.json", "metrics/ingest.json", "metrics/train_rm.json",
                 "metrics/scores", I["questions"], I["pairs"], I["profiles"],
                 "params-paper.yaml", "params-regenerate.yaml", *layout.REPORT_CODE_VERSION),
-          params=("params.yaml",)),   # every param: the page lists those that differ from the shipped settings
+          params=("params.yaml",), tracked=(layout.REPORT["page"],)),   # every param: the page lists those that differ from the shipped settings
 )
 STAGES = {s.name: s for s in TABLE}
 GROUP_SCHEMAS = {s.name: s.schema for s in TABLE if s.schema is not None}   # params groups stages bring
