@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     subprocess.run(["git", "checkout", "-q", args.rev], cwd=clone, check=True)
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True).stdout.strip()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "PRBENCH_"))}
-    env.update(PYTHONPATH=str(clone), HF_HUB_OFFLINE="1", OMP_WAIT_POLICY="PASSIVE", DVC_NO_ANALYTICS="1",
+    env.update(PYTHONPATH=str(clone), PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", OMP_WAIT_POLICY="PASSIVE", DVC_NO_ANALYTICS="1",
                PREFECT_HOME=str(clone / ".prefect"), XDG_CACHE_HOME=str(tmp / "xdg-cache"))
     cmd = [args.python, "-m", "flows.cli", "run"]
     print(f"main job: cold run of {rev} in {clone} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.2f})", flush=True)
