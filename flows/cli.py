@@ -65,15 +65,21 @@ def _option(text: str):
         return key, value
 
 
+PLAIN_OPTIONS = ("batch_size", "max_length", "revision")   # reward-bench's common flags, as RM entry options
+
+
 def score_entry(args, params: dict) -> dict:
     """The RM entry the flags describe, checked as a params entry, its problems named as flags."""
     from tasks.errors import ConfigError
     from tasks.params.check import check_params
     from tasks.strategies import STRATEGIES
 
-    entry = {"kind": args.kind, **({"model": args.model} if args.model else {}), **dict(map(_option, args.option))}
+    plain = {k: getattr(args, k) for k in PLAIN_OPTIONS if getattr(args, k, None) is not None}
+    entry = {"kind": args.kind, **({"model": args.model} if args.model else {}), **plain,
+             **dict(map(_option, args.option))}
     _, problems = check_params({**params, "scoring": {**params["scoring"], "rms": {"cli": entry}}})
-    flags = {"kind": "--kind", "model": "--model"}
+    options = dict(map(_option, args.option))
+    flags = {"kind": "--kind", "model": "--model", **{k: "--" + k.replace("_", "-") for k in plain if k not in options}}
     lines = []
     for p in problems:
         if p.startswith("scoring.rms.cli."):
@@ -98,7 +104,8 @@ def cmd_score(args) -> int:
         data_source(args.data)   # a missing local path is named here, never looked up on the hub
     name = args.name or (Path(args.model).name if args.model else args.kind)
     out = Path(args.out or f"results/score-{name}")
-    table = quick_score(params, entry=entry, name=name, data=args.data, strategies=args.strategy.split(","), out=out)
+    table = quick_score(params, entry=entry, name=name, data=args.data, strategies=args.strategy.split(","), out=out,
+                        limit=args.limit)
     print(table)
     print(f"prbench: per-item scores and leaderboard under {out}/")
     return 0
@@ -187,6 +194,11 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--name", help="name in the outputs (default: the model's folder name)")
     sc.add_argument("--data", help="pairs Parquet (default data/pairs/selected.parquet), released-benchmark files, or a hub id")
     sc.add_argument("--strategy", default="none,raw_profile,oracle", help="comma list of none,raw_profile,planner,oracle")
+    sc.add_argument("--batch-size", type=int, help="answers per forward pass (the entry's batch_size)")
+    sc.add_argument("--max-length", type=int, help="tokens per input; over it the profile is cut first (max_length)")
+    sc.add_argument("--revision", help="the model's hub revision: a commit, tag or branch (revision)")
+    sc.add_argument("--limit", type=int, metavar="N", help="score only the first N pairs (after scoring.per_domain_limit): "
+                                                          "a quick try")
     sc.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="another RM entry option, e.g. max_length=4096 or trust_remote_code=true")
     sc.add_argument("--out", help="output folder (default results/score-<name>)")
