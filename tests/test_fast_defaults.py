@@ -10,7 +10,6 @@ import yaml
 
 from tasks.human_eval import DIMENSIONS
 from tasks.human_eval.proxy import rate
-from tasks.ingest import first_per_domain
 from tasks.llm import GenParams
 from tasks.pairs import longer_than, parse_answer
 from tasks.structured import generate_parsed
@@ -85,9 +84,19 @@ def test_proxy_logprob_verdict_rates_every_dimension_and_never_defaults():
         rate([_item("a")], llm, "smollm2", {**P, "proxy_verdict": "vibes"}, seed=1)
 
 
-def test_planner_per_domain_limit_covers_the_scored_pairs():
-    rows = [{"id": f"{d}{i}", "domain": d} for d in ("Art", "Life") for i in range(4)]
-    assert [r["id"] for r in first_per_domain(rows, 2)] == ["Art0", "Art1", "Life0", "Life1"]
+def test_planner_per_domain_limit_covers_the_scored_pairs(tmp_path):
+    from tasks import layout, rubrics
+    from tests.stage_project import make_project
+
+    params = make_project(tmp_path, configs=("Art_and_Entertainment", "Society_and_Culture"), limit=3)
+    params["rubrics"]["per_domain_limit"] = 2
+    out = {k: str(tmp_path / v) for k, v in layout.RUBRICS.items()}
+    rubrics.run(params, {"questions": str(tmp_path / layout.INGEST["questions"]),
+                         "ranked_profile": str(tmp_path / layout.PROFILES["ranked_profile"])}, out)
+    from tasks.artifacts import read_table
+
+    planned = read_table(out["inferred_rubrics"], "inferred_rubrics").to_pylist()
+    assert sorted(r["domain"] for r in planned) == ["Art", "Art", "Society", "Society"], "2 of 3 per domain"
     shipped = yaml.safe_load((ROOT / "params.yaml").read_text())
     assert shipped["rubrics"]["per_domain_limit"] == shipped["scoring"]["per_domain_limit"], \
         "the planner strategy scores the first scoring.per_domain_limit pairs: plan exactly those"
@@ -98,3 +107,13 @@ def test_shipped_budgets_fit_the_asked_length(group):
     """~1.3 SmolLM2 tokens per English word: a budget under that cuts nearly every reply (a retry each)."""
     p = yaml.safe_load((ROOT / "params.yaml").read_text())[group]
     assert p["max_tokens"] >= 1.5 * p["max_words"], f"{group}: max_tokens {p['max_tokens']} for {p['max_words']} words"
+
+
+def test_the_report_page_is_tracked_in_git_not_the_dvc_cache():
+    from tasks import dag, stages
+
+    lines = dag.render_stage(stages.get("report"))
+    at = lines.index("      - report/index.html:")
+    assert lines[at + 1].strip() == "cache: false", "a clone must open the committed report with no DVC remote"
+    assert not (ROOT / "report" / ".gitignore").exists()
+    assert "      - data/ingest/questions.parquet" in dag.render_stage(stages.get("ingest")), "other outs stay cached"
