@@ -117,3 +117,27 @@ def test_the_report_page_is_tracked_in_git_not_the_dvc_cache():
     assert lines[at + 1].strip() == "cache: false", "a clone must open the committed report with no DVC remote"
     assert not (ROOT / "report" / ".gitignore").exists()
     assert "      - data/ingest/questions.parquet" in dag.render_stage(stages.get("ingest")), "other outs stay cached"
+
+
+def test_a_run_with_nothing_to_do_starts_no_server(monkeypatch, capsys):
+    """`prbench run` asks `dvc status -q` first: up to date, it returns before a Prefect server starts."""
+    import flows.cli as cli
+    from flows import server
+
+    calls = []
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, **kw: calls.append(cmd) or 0)
+    monkeypatch.setattr(server, "local_server", lambda *a, **k: pytest.fail("a server started for a no-op run"))
+    assert cli.main(["run"]) == 0
+    assert calls == [["dvc", "status", "-q"]] and "nothing to run" in capsys.readouterr().out
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, **kw: calls.append(cmd) or (1 if "status" in cmd else 0))
+    started = []
+
+    class Server:
+        def __enter__(self):
+            started.append(1)
+            return "http://127.0.0.1:1/api"
+
+        def __exit__(self, *exc):
+            return False
+    monkeypatch.setattr(server, "local_server", lambda *a, **k: Server())
+    assert cli.main(["run"]) == 0 and started == [1] and calls[-1] == ["dvc", "repro"], "stale: dvc repro runs"
