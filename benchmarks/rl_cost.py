@@ -14,7 +14,6 @@ when the box is loaded: on a shared machine read wall on an idle box, CPU as an 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess

@@ -43,8 +43,12 @@ def _refuse_bad_params_early() -> None:
         from tasks.stages import read_keys
 
         params = load_params(complete=read_keys([stage] if stage in STAGES else None))
-        if stage in STAGES and STAGES[stage].per_rm and len(rest) == 1 and rest[0] not in params["scoring"]["rms"]:
-            raise ConfigError(f"scoring.rms: {did_you_mean(rest[0], params['scoring']['rms'])}")
+        if stage in STAGES and STAGES[stage].per_rm and len(rest) == 1:
+            from tasks.stages import fan_keys
+
+            keys = fan_keys(STAGES[stage], params)
+            if rest[0] not in keys:
+                raise ConfigError(f"{STAGES[stage].foreach}: {did_you_mean(rest[0], keys)}")
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         sys.exit(1)

@@ -103,11 +103,28 @@ def cmd_score(args) -> int:
     from tasks.quick_score import data_source, quick_score
 
     params = load_params(args.params)
+    if args.benchmark or args.subset or args.limit:   # list-wise benchmarks score with none / raw_profile
+        args.strategy = "none"
     entry = score_entry(args, params)
-    if args.data:
+    benchmark = args.benchmark
+    if args.data and not benchmark:
+        from tasks.benchmarks.cli import OURS, detect
+
+        found = detect(args.data)
+        benchmark = found if found != OURS else None
+    if args.data and not (benchmark and not Path(args.data).exists()):
         data_source(args.data)   # a missing local path is named here, never looked up on the hub
     name = args.name or (Path(args.model).name if args.model else args.kind)
     out = Path(args.out or f"results/score-{name}")
+    if benchmark:
+        from tasks.benchmarks import get
+        from tasks.benchmarks.cli import score_benchmark
+
+        get(benchmark, "--benchmark")   # an unknown name: "did you mean"
+        print(score_benchmark(params, entry=entry, name=name, benchmark=benchmark, data=args.data, out=out,
+                              subset=args.subset, limit=args.limit))
+        print(f"prbench: per-item scores and metrics under {out}/")
+        return 0
     table = quick_score(params, entry=entry, name=name, data=args.data, strategies=args.strategy.split(","), out=out,
                         limit=args.limit)
     print(table)
@@ -201,10 +218,14 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--batch-size", type=int, help="answers per forward pass (the entry's batch_size)")
     sc.add_argument("--max-length", type=int, help="tokens per input; over it the profile is cut first (max_length)")
     sc.add_argument("--revision", help="the model's hub revision: a commit, tag or branch (revision)")
-    sc.add_argument("--limit", type=int, metavar="N", help="score only the first N pairs (after scoring.per_domain_limit): "
-                                                          "a quick try")
+    sc.add_argument("--limit", type=int, metavar="N", help="score only the first N pairs (after scoring.per_domain_limit), "
+                                                          "with --benchmark the first N items: a quick try")
     sc.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="another RM entry option, e.g. max_length=4096 or trust_remote_code=true")
+    sc.add_argument("--benchmark", help="another benchmark through the list-wise scorer: rewardbench2, prism, rm-bench, "
+                                        "ppe-human, personal-rewardbench, generic, personalised (--data: its local "
+                                        "copy or hub id; default its published hub id); detected from --data's layout")
+    sc.add_argument("--subset", help="--benchmark: only this subset")
     sc.add_argument("--out", help="output folder (default results/score-<name>)")
     sc.add_argument("--params", default=None, help="params file (default params.yaml)")
     sc.set_defaults(func=cmd_score)
@@ -232,12 +253,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from tasks.errors import ConfigError, DataErrors
+    from tasks.errors import ConfigError, DataError, DataErrors
 
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ConfigError, DataErrors) as exc:   # a user's input: one line per problem, no traceback
+    except (ConfigError, DataError, DataErrors) as exc:   # a user's input: one line per problem, no traceback
         print(str(exc), file=sys.stderr)
         return 1
 

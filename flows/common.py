@@ -40,7 +40,7 @@ def stage_key(stage: str, params: dict, rm: str | None = None, inputs: dict | No
     """A stage's Prefect cache key besides its args: the content of the data deps it declares
     (dvc.yaml's, those that exist; `inputs` when the flow narrows them) and its code."""
     s = stages.get(stage)
-    paths = [*_paths(s.inputs if inputs is None else inputs), *(stages.resolve(d, params, rm) for d in s.deps)]
+    paths = [*_paths(s.inputs if inputs is None else inputs), *(stages.resolve(d, params, rm, s) for d in s.deps)]
     return {"deps": {p: content_hash(p) for p in sorted({p for p in paths if p}) if Path(p).exists()},
             "code": code_hash(stage)}
 
@@ -125,9 +125,11 @@ def run_stage_task(task, **kwargs):
 def per_rm_main(flow) -> int:
     """main() of a per-RM stage: `python -m flows.<stage> <rm>` (dvc.yaml's foreach cmd)."""
     if len(sys.argv) != 2:
-        print(f"usage: python -m {flow.fn.__module__} <rm name from params scoring.rms>", file=sys.stderr)
+        group = stages.STAGES[flow.name].foreach if flow.name in stages.STAGES else "scoring.rms"
+        print(f"usage: python -m {flow.fn.__module__} <a name from params {group}>", file=sys.stderr)
         return 2
-    return main(flow, rm=sys.argv[1])
+    key_arg = stages.STAGES[flow.name].key_arg if flow.name in stages.STAGES else "rm"
+    return main(flow, **{key_arg: sys.argv[1]})
 
 
 def preflight(params_path=None, rm: str | None = None, stage: str | None = None) -> dict:
@@ -137,15 +139,18 @@ def preflight(params_path=None, rm: str | None = None, stage: str | None = None)
     from tasks.params import load_params
 
     params = load_params(params_path, complete=stages.read_keys([stage] if stage else None))
-    if rm is not None and rm not in params["scoring"]["rms"]:
-        raise ConfigError(f"scoring.rms: {did_you_mean(rm, params['scoring']['rms'])}")
+    group = stages.STAGES[stage].foreach if stage in stages.STAGES else "scoring.rms"
+    keys = stages.fan_keys(stages.STAGES[stage], params) if stage in stages.STAGES else params["scoring"]["rms"]
+    if rm is not None and rm not in keys:
+        raise ConfigError(f"{group}: {did_you_mean(rm, keys)}")
     return params
 
 
 def main(flow, **kwargs) -> int:
     """Run a stage flow as a command: exit 0, or print each problem as one line and exit 1."""
     try:
-        preflight(kwargs.get("params_path"), kwargs.get("rm"), flow.name if flow.name in stages.STAGES else None)
+        preflight(kwargs.get("params_path"), kwargs.get("rm", kwargs.get("benchmark")),
+                  flow.name if flow.name in stages.STAGES else None)
         state = flow(return_state=True, **kwargs)
     except USER_ERRORS as exc:
         print(str(exc), file=sys.stderr)

@@ -19,7 +19,10 @@ def stage_inputs(p: dict, rms) -> dict:
     """The scores of the RMs in params (a removed RM's stale file is ignored), each downstream asked for."""
     scores = {rm: layout.scores(rm)["scores"] for rm in sorted(rms) if Path(layout.scores(rm)["scores"]).exists()}
     downstream = STAGES["correlation"].inputs
-    return {"scores": scores, **{k: (v if k in p["downstream"] else None) for k, v in downstream.items()}}
+    root = Path(layout.BENCH_SCORES_DIR)   # every bench_score output (one folder per `benchmarks:` entry)
+    bench = {d.name: str(d) for d in sorted(root.iterdir()) if d.is_dir()} if root.is_dir() else {}
+    return {"scores": scores, "bench_scores": bench,
+            **{k: (v if k in p["downstream"] else None) for k, v in downstream.items()}}
 
 
 correlation_task = stage_task("correlation", stage.run)

@@ -13,7 +13,7 @@ from prefect.states import Failed
 from flows.common import main
 from flows.runner import scale_params
 from tasks.params import load_params
-from tasks.stages import TABLE
+from tasks.stages import TABLE, fan_keys
 
 
 def _flow(stage: str):
@@ -45,7 +45,7 @@ def pipeline(params_path: str | None = None, until: str | None = None):
             states = _fanned_out(s.name, rms, params_path)
         else:
             states = []
-            for kwargs in ([{"rm": rm} for rm in rms] if s.per_rm else [{}]):
+            for kwargs in ([{s.key_arg: k} for k in fan_keys(s, params)] if s.per_rm else [{}]):
                 states.append(_flow(s.name)(params_path=params_path, return_state=True, **kwargs))
                 if states[-1].is_failed():
                     break

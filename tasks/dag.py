@@ -48,7 +48,8 @@ def render_stage(stage: Stage, root: Path = ROOT) -> list[str]:
     lines = [head.ljust(COMMENT_COL) + f"# {stage.doc}"]
     ind = "    "
     if stage.per_rm:
-        lines += [f"{ind}foreach: ${{scoring.rms}}".ljust(COMMENT_COL) + "# one stage per RM: <stage>@<rm>",
+        what = "RM: <stage>@<rm>" if stage.foreach == "scoring.rms" else f"{stage.foreach} entry: <stage>@<name>"
+        lines += [f"{ind}foreach: ${{{stage.foreach}}}".ljust(COMMENT_COL) + f"# one stage per {what}",
                   f"{ind}do:"]
         ind += "  "
     cmd = f"python -m {stage.module}" + (f" {KEY}" if stage.per_rm else "")

@@ -5,6 +5,7 @@ anything else is an HF id or a local path (mean pooling for plain transformers m
 """
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -80,6 +81,11 @@ class Encoder:
             self.cache.hits += len(texts) - len(todo)
             self.cache.misses += len(todo)
         batches = self.same_length_batches(todo)
+        with one_thread():
+            self._encode_batches(batches, known, progress)
+        return np.stack([known[k] for k in keys]) if keys else np.zeros((0, 1), np.float32)
+
+    def _encode_batches(self, batches: list, known: dict, progress: bool) -> None:
         for i in tqdm(range(0, len(batches), 16), desc="encode", unit="chunk", disable=not progress or None):
             new = {}
             for batch in batches[i:i + 16]:   # commit every chunk: a crash keeps what was encoded
@@ -88,7 +94,6 @@ class Encoder:
             known.update(new)
             if self.cache:
                 self.cache.put(self.identity, new)
-        return np.stack([known[k] for k in keys]) if keys else np.zeros((0, 1), np.float32)
 
     def same_length_batches(self, items: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
         """(key, text) grouped into batches of texts with the same token count. No text is ever
@@ -103,6 +108,21 @@ class Encoder:
         for n, item in sorted(zip(lengths, items)):
             groups.setdefault(n, []).append(item)
         return [g[i:i + self.batch_size] for _, g in sorted(groups.items()) for i in range(0, len(g), self.batch_size)]
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Encode on one torch thread: with two, a batch's rows are split across threads by the batch's
+    size, so a vector differed in its last bits with its batch mates (seen on a 2-core Xeon with AVX-512),
+    i.e. with what the cache held. One thread also costs less where the stage shares its cores."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n)
 
 
 def _device() -> str:

@@ -40,6 +40,14 @@ def scores(rm: str) -> dict:
     return {"scores": f"{SCORES_DIR}/{rm}.parquet", "metrics": f"metrics/scores/{rm}.json"}
 
 
+BENCH_SCORES_DIR = "data/bench_scores"              # <benchmark>/<rm>.parquet (a dvc foreach stage per benchmark)
+BENCH_METRICS_DIR = "metrics/bench_scores"          # <benchmark>.json
+
+
+def bench_scores(benchmark: str) -> dict:
+    return {"scores": f"{BENCH_SCORES_DIR}/{benchmark}", "metrics": f"{BENCH_METRICS_DIR}/{benchmark}.json"}
+
+
 LEADERBOARD = {
     "leaderboard": "data/leaderboard/leaderboard.parquet",
     "metrics": "metrics/leaderboard.json",

@@ -114,6 +114,31 @@ SCORES = pa.schema([                     # one row per (RM, benchmark, strategy,
     ("picked_a", pa.float64()),           # pairwise judges: share of verdicts for position A (0.5 = unbiased)
 ])
 
+LIST_SCORES = pa.schema([                # one row per (RM, benchmark, strategy, item): data/bench_scores/<b>/<rm>.parquet
+    ("rm", pa.string()),
+    ("benchmark", pa.string()),           # the params `benchmarks` entry's name
+    ("source", pa.string()),              # its importer (rewardbench2, prism, ...)
+    ("rm_kind", pa.string()),
+    ("rm_identity", pa.string()),
+    ("strategy", pa.string()),            # none | raw_profile (where the benchmark has user history)
+    ("item_id", pa.string()),
+    ("subset", pa.string()),
+    ("split", pa.string()),
+    ("n_correct", pa.int32()),
+    ("n_incorrect", pa.int32()),
+    ("method", pa.string()),              # pointwise | pairwise-each (a pairwise-only RM: each correct vs each incorrect)
+    ("scores_correct", pa.list_(pa.float64())),    # every answer's score (pointwise), in the file's order
+    ("scores_incorrect", pa.list_(pa.float64())),
+    ("margins", pa.list_(pa.float64())),  # pairwise-each: correct i vs incorrect j, row-major
+    ("correct", pa.bool_()),              # every correct answer above every incorrect one
+    ("tie", pa.bool_()),
+    ("tie_credit", pa.float64()),         # credit of a tie under the `half` policy (1/2 for a pair, 1/k best-of-k)
+    ("invalid", pa.bool_()),
+    ("chance", pa.float64()),             # 1 / C(m + n, m)
+    ("truncated", pa.bool_()),
+    ("input_hashes", pa.list_(pa.string())),
+])
+
 LEADERBOARD = pa.schema([
     ("rm", pa.string()),
     ("strategy", pa.string()),
@@ -301,6 +326,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "generated_pairs": GENERATED_PAIRS,
     "judged_pairs": JUDGED_PAIRS,
     "scores": SCORES,
+    "list_scores": LIST_SCORES,
     "leaderboard": LEADERBOARD,
     "correlation": CORRELATION,
     "correlation_points": CORRELATION_POINTS,

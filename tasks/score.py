@@ -8,6 +8,7 @@ from collections import defaultdict
 from tqdm import tqdm
 
 from tasks.ingest import first_per_domain
+from tasks.listwise import outcome
 from tasks.rms.registry import make_rm
 from tasks.strategies import check, pair_inputs
 
@@ -23,11 +24,11 @@ def score_rows(rm, benchmark: str, strategy: str, pairs: list[dict], questions: 
     rows = []
     for p, s in zip(pairs, scored):
         c, r = (x if usable(x) else None for x in (s.chosen.score, s.rejected.score))   # never NaN/inf in the table
-        invalid = c is None or r is None
+        res = outcome([c], [r])   # the list-wise rule at m = n = 1 (tasks/listwise.py)
         rows.append({"rm": rm.name, "benchmark": benchmark, "rm_kind": rm.kind, "rm_identity": rm.identity(), "strategy": strategy,
                      "question_id": p["question_id"], "domain": p["domain"], "split": p["split"],
-                     "score_chosen": c, "score_rejected": r, "correct": not invalid and c > r,
-                     "tie": not invalid and c == r, "invalid": invalid,
+                     "score_chosen": c, "score_rejected": r, "correct": res["correct"],
+                     "tie": res["tie"], "invalid": res["invalid"],
                      "truncated": s.chosen.truncated or s.rejected.truncated, "order_consistent": s.order_consistent,
                      "input_hash_chosen": s.chosen.input_hash, "input_hash_rejected": s.rejected.input_hash,
                      "planner_failed": p["question_id"] in failed, "chosen_position": s.chosen_position,

@@ -31,6 +31,12 @@ class Stage:
     plot_axes: dict = field(default_factory=dict)   # csv plot -> {x:, y:} for `dvc plots`
     tracked: tuple = ()                # outs kept in git (DVC `cache: false`), like metrics and plots: a clone
                                        # shows the last committed run at once, with no DVC remote
+    foreach: str = "scoring.rms"       # per-key stages: the params mapping DVC fans out over (${key} = one name)
+
+    @property
+    def key_arg(self) -> str:
+        """The flow's argument naming one key of a per-key stage."""
+        return "rm" if self.foreach == "scoring.rms" else "benchmark"
 
     @property
     def module(self) -> str:
@@ -48,6 +54,7 @@ LABELS = tuple(f"{g}.{k}" for g, keys in rm_labels.PARAMS.items() for k in keys)
 SCORING_INPUTS = {"questions": I["questions"], "profile_context": P["profile_context"],
                   "inferred_rubrics": R["inferred_rubrics"]}   # what the strategies' contexts are built from
 RM_DEPS = (layout.TRAIN_RM["model"], "prompts")                # the trained RM, judges' prompt files
+ITEM_PATH = "${item.path}"   # a per-key stage's own params entry's `path` (DVC's foreach item)
 
 TABLE = (
     Stage("ingest", "LaMP-QA (hub or files) -> questions, profiles, reference pairs, quarantine",
@@ -75,6 +82,11 @@ TABLE = (
               "generic_pairs"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
           params=("common", "llms", "scoring.splits", "scoring.per_domain_limit", "scoring.benchmarks",
                   "scoring.strategies", "scoring.generic_strategies", f"scoring.rms.{KEY}", "scale.chunk_size")),
+    Stage("bench_score", "one `benchmarks:` entry through the list-wise scorer, each RM it lists: adding a "
+                         "benchmark runs only bench_score@<it> + the reports", layout.bench_scores,
+          deps=(ITEM_PATH, *RM_DEPS), per_rm=True, foreach="benchmarks",
+          params=("common", "llms", f"benchmarks.{KEY}", "scoring.rms", "leaderboard.tie_policy",
+                  "leaderboard.bootstrap", "leaderboard.ci", "scale.chunk_size")),
     Stage("leaderboard", "accuracy with bootstrap CIs per RM x strategy x domain, ties and invalid counted",
           layout.LEADERBOARD, deps=(layout.SCORES_DIR,),
           params=("common.seed", "scoring.rms", "scoring.benchmarks", "leaderboard", "llms", *LABELS),
@@ -110,7 +122,7 @@ TABLE = (
           params=("common", "llms", "scoring.rms", *(f"rl.{k}" for k in rl.EVAL_PARAMS), "bon.judge")),
     Stage("correlation", "does the benchmark ranking of RMs predict their downstream ranking?",
           layout.CORRELATION, inputs={m.name: m.per_question for m in downstream_methods()},
-          deps=(layout.SCORES_DIR, "data/external"),
+          deps=(layout.SCORES_DIR, layout.BENCH_SCORES_DIR, "data/external"),
           params=("common.seed", "scoring.rms", "scoring.benchmarks", "correlation", "llms", *LABELS)),
     Stage("report", "the run on one self-contained page: open report/index.html in a browser", layout.REPORT,
           deps=("data/leaderboard/leaderboard.parquet", "metrics/leaderboard.json",
@@ -118,9 +130,10 @@ TABLE = (
                 "data/correlation/correlation.parquet", "data/correlation/points.parquet",
                 "metrics/correlation.json", "metrics/human_eval.json", "metrics/pairs.json",
                 "metrics/generic_pairs.json", "metrics/ingest.json", "metrics/train_rm.json",
-                "metrics/scores", I["questions"], I["pairs"], I["profiles"],
+                "metrics/scores", layout.BENCH_METRICS_DIR, I["questions"], I["pairs"], I["profiles"],
                 "params-paper.yaml", "params-regenerate.yaml", *layout.REPORT_CODE_VERSION),
-          params=("params.yaml",), tracked=(layout.REPORT["page"],)),   # every param: the page lists those that differ from the shipped settings
+          params=("params.yaml",),   # every param: the page lists those that differ from the shipped settings
+          tracked=(layout.REPORT["page"],)),
 )
 STAGES = {s.name: s for s in TABLE}
 GROUP_SCHEMAS = {s.name: s.schema for s in TABLE if s.schema is not None}   # params groups stages bring
@@ -141,9 +154,20 @@ def get(name: str) -> Stage:
     return STAGES[name]
 
 
-def resolve(dep: str, params: dict, rm: str | None = None) -> str | None:
-    """A declared dep as a path: `${group.key}` read from params (None when unset), `${key}` the RM."""
+def fan_keys(stage: "Stage", params: dict) -> list[str]:
+    """The names a per-key stage runs for: the keys of its `foreach` params mapping."""
+    value = params
+    for part in stage.foreach.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return sorted(value or {})
+
+
+def resolve(dep: str, params: dict, rm: str | None = None, stage: "Stage | None" = None) -> str | None:
+    """A declared dep as a path: `${group.key}` read from params (None when unset), `${key}` the RM,
+    `${item.x}` field x of the stage's own foreach entry."""
     if rm is not None:
+        if dep.startswith("${item.") and stage is not None:
+            dep = "${" + f"{stage.foreach}.{rm}.{dep[len('${item.'):-1]}" + "}"
         dep = dep.replace(KEY, rm)
     if not (dep.startswith("${") and dep.endswith("}")):
         return dep

@@ -57,7 +57,7 @@ def train(backbone_path: str, tok, encoded: list, p: dict, seed: int, save_to: P
     """Train on encoded (chosen, rejected) pairs; save model + tokenizer to `save_to`."""
     import torch
     from datasets import Dataset
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForSequenceClassification
     from trl import RewardConfig, RewardTrainer
 
     chosen, rejected = encoded[0::2], encoded[1::2]

@@ -84,3 +84,15 @@ def test_bon_counts_the_questions_whose_plan_failed(tmp_path):
     m = select.run(p, "length-longer", inputs, out)
     assert m["planner_failed_questions"] == 1 and m["scored"] == 4
     assert json.loads(Path(out["metrics"]).read_text())["planner_failed_questions"] == 1
+
+
+@pytest.mark.parametrize("group", ["bon", "rl", "train_rm", "correlation"])
+def test_params_validation_refuses_oracle_as_an_input_before_any_stage_runs(group):
+    """`prbench params` / the pipeline's gate, not only the stage that would read it: an oracle
+    bon.strategy must be refused before bon_sample and bon_judge spend their LLM calls."""
+    from tasks.params import validate
+
+    p = _params()
+    p[group] = {**p[group], "strategy": "oracle"}
+    with pytest.raises(ConfigError, match=rf"{group}.strategy: 'oracle' is evaluation-only \(the gold rubric"):
+        validate(p, "params.yaml")

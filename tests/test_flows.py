@@ -90,19 +90,21 @@ def _tiny_pipeline_project(root: Path) -> dict:
     # one): the fan-out is the same for seven, each costs three flow runs a pass (the judges: test_rms)
     params["scoring"]["rms"] = {k: v for k, v in params["scoring"]["rms"].items() if k in PIPELINE_RMS}
     assert sorted(params["scoring"]["rms"]) == sorted(PIPELINE_RMS)
+    params["benchmarks"] = {}   # bench_score has its own tests (test_bench_stage)
     save_params(root, params)
     return params
 
 
-def _dvc_stages(rms) -> dict:
-    """dvc.yaml's stages, foreach expanded over `rms`: {(stage, rm or None): (deps, outs)}."""
+def _dvc_stages(rms, benchmarks=()) -> dict:
+    """dvc.yaml's stages, foreach expanded over `rms` (`benchmarks` for bench_score): {(stage, rm or None): (deps, outs)}."""
     def paths(entries, key):
         named = {e if isinstance(e, str) else next(iter(e)) for e in entries or []}
         return {p.replace("${key}", key or "") for p in named}
 
     stages = {}
     for name, spec in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
-        for rm, body in ([(rm, spec["do"]) for rm in rms] if "foreach" in spec else [(None, spec)]):
+        keys = benchmarks if spec.get("foreach") == "${benchmarks}" else rms   # bench_score: one per benchmarks entry
+        for rm, body in ([(k, spec["do"]) for k in keys] if "foreach" in spec else [(None, spec)]):
             deps = {d for d in paths(body.get("deps"), rm) if "${" not in d}
             outs = set().union(*(paths(body.get(k), rm) for k in ("outs", "metrics", "plots")))
             stages[(name, rm)] = (deps, outs)

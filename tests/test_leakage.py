@@ -15,7 +15,6 @@ from tasks.bon.sample import pick_questions, policy_prompts
 from tasks.llm import LLM, CallCache
 from tasks.llm.backends.dummy import DummyBackend
 from tasks.rms.registry import make_rm
-from tasks.rms.base import PairInput
 from tasks.strategies import STRATEGIES, load_contexts, pair_inputs
 from tests.conftest import ROOT, ingest_params, make_row, write_json_rows
 from tests.stage_project import project_params

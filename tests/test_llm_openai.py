@@ -1,5 +1,4 @@
 """The OpenAI-compatible backend against a local fake server: generation, retries, logprobs."""
-import math
 
 import pytest
 

@@ -22,7 +22,7 @@ from tests.stage_project import save_params
 from tests.test_dvc import _copy_repo
 from tests.test_versions import repo, sh  # noqa: F401 - repo: the versions test's repo (v1 tagged, v2 at HEAD)
 
-SECTIONS = ["headline", "leaderboard", "domains", "validity", "bon", "rl", "correlation", "data", "provenance"]
+SECTIONS = ["headline", "leaderboard", "domains", "validity", "bon", "rl", "correlation", "benchmarks", "data", "provenance"]
 # cheap RMs, two of them LLM judges on the dummy backend (position bias); no trained RM, so no train_rm stage
 RMS = {"length-longer": {"kind": "length-longer"}, "length-shorter": {"kind": "length-shorter"},
        "random": {"kind": "random"}, "similarity": {"kind": "similarity", "encoder": "embedded:all-MiniLM-L6-v2"},
@@ -52,11 +52,13 @@ def _run_stages(root: Path) -> None:
     rms = sorted(RMS)
     from tasks.stages import TABLE
 
-    for stage, per_rm in ((s.name, s.per_rm) for s in TABLE):
+    for s in TABLE:
+        stage = s.name
         if stage in SKIPPED:
             continue
         start = time.monotonic()
-        for kwargs in ([{"rm": rm} for rm in rms] if per_rm else [{}]):
+        keys = rms if s.foreach == "scoring.rms" else sorted(yaml.safe_load(Path("params.yaml").read_text())[s.foreach])
+        for kwargs in ([{s.key_arg: k} for k in keys] if s.per_rm else [{}]):
             state = pipeline._flow(stage)(return_state=True, **kwargs)
             assert state.is_completed(), f"{stage} {kwargs}: {state.message}"
         print(f"report test project: {stage} in {time.monotonic() - start:.1f} s", flush=True)

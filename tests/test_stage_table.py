@@ -100,9 +100,11 @@ def test_a_stage_reads_exactly_its_declared_params():
 def test_per_rm_stages_fan_out_over_scoring_rms():
     spec = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     for name in stages.PER_RM:
-        assert spec[name]["foreach"] == "${scoring.rms}"
-        assert "scoring.rms.${key}" in spec[name]["do"]["params"], "an RM's stage depends on its own entry only"
+        group = stages.STAGES[name].foreach   # scoring.rms, or benchmarks for bench_score
+        assert spec[name]["foreach"] == f"${{{group}}}"
+        assert f"{group}.${{key}}" in spec[name]["do"]["params"], "a key's stage depends on its own entry only"
         assert spec[name]["do"]["cmd"] == f"python -m flows.{name} ${{key}}"
+    assert [n for n in stages.PER_RM if stages.STAGES[n].foreach != "scoring.rms"] == ["bench_score"]
 
 
 def test_layout_paths_are_the_table_outputs():

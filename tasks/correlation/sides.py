@@ -91,6 +91,30 @@ def load_benchmarks(score_paths: dict, p: dict) -> dict[str, Side]:
     return sides
 
 
+def load_list_benchmarks(folders: dict, p: dict) -> dict[str, Side]:
+    """The `benchmarks:` entries' per-item credit (tasks/listwise: ties per tie_policy, a tie worth its
+    tie_credit under `half`), one Side per benchmark; {benchmark: data/bench_scores/<b>}. Scored under
+    correlation.strategy where the benchmark has user history, else `none`. Item ids are prefixed with
+    the benchmark's name, so two benchmarks never share a resampled question."""
+    from tasks.artifacts import read_table
+    from tasks.listwise import credit
+
+    sides = {}
+    for name, folder in sorted(folders.items()):
+        rows = [r for f in sorted(Path(folder).glob("*.parquet")) for r in read_table(f, "list_scores").to_pylist()]
+        strategy = p["strategy"] if any(r["strategy"] == p["strategy"] for r in rows) else "none"
+        side = Side(name, "bench_scores")
+        for r in rows:
+            if r["strategy"] != strategy:
+                continue
+            q = f"{name}:{r['item_id']}"
+            side.per_question.setdefault(r["rm"], {})[q] = float(credit(r, p["tie_policy"]))
+            side.kinds[r["rm"]] = r["rm_kind"]
+            side.domains[q] = r["subset"] or "all"
+        sides[name] = side
+    return sides
+
+
 def null_baselines(benches: dict[str, Side], params: dict) -> set[str]:
     """RMs of a null-baseline kind (length-only, random): reference points, not contestants.
     By kind, from the scores (or the params entry of an RM without scores), never by name."""

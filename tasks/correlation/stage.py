@@ -13,7 +13,7 @@ import numpy as np
 from tasks.correlation import metrics as M
 from tasks.correlation import paired
 from tasks.correlation.resample import METHOD
-from tasks.correlation.sides import Side, load_benchmarks, load_external, null_baselines  # noqa: F401
+from tasks.correlation.sides import Side, load_benchmarks, load_external, load_list_benchmarks, null_baselines  # noqa: F401,E501
 from tasks.downstream import DOWNSTREAM
 from tasks.correlation.table import format_table, plot  # noqa: F401 - the flow prints the table
 from tasks.errors import ConfigError
@@ -142,7 +142,8 @@ def build_metrics(p: dict, benches: dict, downs: dict, results: dict, compared: 
 
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
-    """inputs: {"scores": {rm: scores Parquet}, "bon": BoN per-question Parquet or None, "rl": RL answers or None}."""
+    """inputs: {"scores": {rm: scores Parquet}, "bench_scores": {benchmark: its folder of list scores},
+    "bon": BoN per-question Parquet or None, "rl": RL answers or None}."""
     from tasks import schemas
     from tasks.artifacts import write_table
     from tasks.rm_labels import labels
@@ -150,6 +151,11 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
 
     p, seed = check_params(params["correlation"]), params["common"]["seed"]
     benches = load_benchmarks(inputs.get("scores") or {}, p)
+    others = load_list_benchmarks(inputs.get("bench_scores") or {}, p)   # the `benchmarks:` entries
+    clash = sorted(set(others) & set(benches))
+    if clash:
+        raise ConfigError(f"benchmarks.{clash[0]}: the name of a scored benchmark; give the entry another name")
+    benches.update(others)
     downs = {d: DOWNSTREAM.lookup(d, "correlation.downstream").load(inputs.get(d), p) for d in p["downstream"]}
     benches.update(load_external("baselines", p.get("baselines") or [], {"personalised", "generic", *benches}))
     downs.update(load_external("downstream_tables", p.get("downstream_tables") or [], set(DOWNSTREAM.names())))
@@ -170,7 +176,9 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
              "status": r[m]["status"], "n_rms": r["n_rms"]} for (b, pr, d), r in results.items() for m in M.METRICS]
     write_table([{k: r[k] for k in schemas.CORRELATION.names} for r in rows], out["correlation"], "correlation")
     write_table(points, out["points"], "correlation_points")
-    compared = comparisons(benches, downs, excluded, p, seed)
+    ours = [[x, y] for x, y in p.get("comparisons") or []]
+    ours += [["personalised", b] for b in others if "personalised" in benches and ["personalised", b] not in ours]
+    compared = comparisons(benches, downs, excluded, {**p, "comparisons": ours}, seed)   # every benchmark vs ours
     metrics = build_metrics(p, benches, downs, results, compared, excluded)
     scored = {rm for b in benches.values() if b.source == "scores" for rm in b.rms()} - excluded
     metrics.update(include_null_baselines=bool(p.get("include_null_baselines")), null_baselines=sorted(nulls),

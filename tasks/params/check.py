@@ -24,6 +24,14 @@ def _optional_model(annotation):
     return args[0] if len(args) == 1 and _is_model(args[0]) and type(None) in typing.get_args(annotation) else None
 
 
+def _model_values(annotation):
+    """The model of a `dict[str, Model]` field (named entries, each a group), else None."""
+    import typing
+
+    args = typing.get_args(annotation)
+    return args[1] if typing.get_origin(annotation) is dict and len(args) == 2 and _is_model(args[1]) else None
+
+
 def fields_of(model: type[BaseModel], key: str) -> dict:
     """A model's fields; at the top, also the groups that stages of the table bring (Stage.schema)."""
     fields = dict(model.model_fields)
@@ -50,6 +58,9 @@ def check_group(raw, model: type[BaseModel], key: str) -> list[str]:
             problems += check_group(value, fields[name].annotation, path)
         elif value is not None and _optional_model(fields[name].annotation):
             problems += check_group(value, _optional_model(fields[name].annotation), path)
+        elif _model_values(fields[name].annotation) and isinstance(value, dict):   # name -> group (benchmarks)
+            for entry, sub in value.items():
+                problems += check_group(sub, _model_values(fields[name].annotation), f"{path}.{entry}")
         else:
             problems += check_value(value, fields[name].annotation, path)
     return problems
@@ -138,6 +149,12 @@ def check_plugins(p: dict) -> list[str]:
     problems += DOWNSTREAM.check_names(p["correlation"]["downstream"], "correlation.downstream")
     for i, name in enumerate(p["rl"]["rms"] or []):
         _names(problems, name, sorted(rms), f"rl.rms[{i}]", "an RM under scoring.rms")
+    from tasks.benchmarks import BENCHMARKS
+
+    for b, entry in (p.get("benchmarks") or {}).items():   # other benchmarks: their importer and RMs exist
+        _names(problems, entry.get("source"), BENCHMARKS.names(), f"benchmarks.{b}.source", "a benchmark")
+        for i, name in enumerate(entry.get("rms") or []):
+            _names(problems, name, sorted(rms), f"benchmarks.{b}.rms[{i}]", "an RM under scoring.rms")
     return problems + guards(p) if not problems else problems
 
 

@@ -159,6 +159,17 @@ class Scoring(Group):
     rms: dict[str, dict] = F({}, "the RMs: name -> {kind: ..., options}")
 
 
+class BenchmarkEntry(Group):
+    """One `benchmarks:` entry: another benchmark scored through the same list-wise scorer."""
+    source: str = F("rewardbench2", "its importer (tasks/benchmarks): personalised, generic, rewardbench2, "
+                                     "personal-rewardbench, prism, rm-bench, ppe-human")
+    path: str | None = F(None, "a local copy of the published layout (file or folder); null = hub_id")
+    hub_id: str | None = F(None, "the HF hub dataset (null = the importer's published id)")
+    subset: str | None = F(None, "only this subset (null = all)")
+    limit: int | None = F(None, "cost control: the first N items (null = all)")
+    rms: list[str] = F([], "the RMs (names under scoring.rms) scored on it")
+
+
 class Leaderboard(Group):
     split: str | None = F("test", "the benchmark split (null = every split)")
     benchmark: Literal["personalised", "generic"] = F("personalised", "the benchmark the board shows")

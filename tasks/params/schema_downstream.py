@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from tasks.params.schema import (EMBEDDING_JUDGE, SMOLLM2, F, Common, GenericPairs, Group, HumanEval, Ingest, Leaderboard, LlmName, Pairs,
-                                 Profiles, Rubrics, Scale, Scoring, Strategy, TrainRm)
+from tasks.params.schema import (EMBEDDING_JUDGE, SMOLLM2, BenchmarkEntry, F, Common, GenericPairs, Group, HumanEval,
+                                 Ingest, Leaderboard, LlmName, Pairs, Profiles, Rubrics, Scale, Scoring, Strategy,
+                                 TrainRm)
 
 
 class Bon(Group):
@@ -133,6 +134,8 @@ class Root(BaseModel):
     generic_pairs: GenericPairs = F(GenericPairs(), "the generic_pairs stage (a baseline benchmark)")
     train_rm: TrainRm = F(TrainRm(), "the train_rm stage")
     scoring: Scoring = F(Scoring(), "the score stages")
+    benchmarks: dict[str, BenchmarkEntry] = F({}, "other benchmarks through the same scorer: name -> entry "
+                                                  "(a bench_score@<name> stage each)")
     leaderboard: Leaderboard = F(Leaderboard(), "the leaderboard stage")
     bon: Bon = F(Bon(), "the Best-of-N stages")
     rl: Rl = F(Rl(), "the RL stages")

@@ -10,7 +10,7 @@ import jinja2
 
 from tasks import layout
 from tasks.artifacts import file_hash, write_text
-from tasks.report import board, downstream, methods, provenance
+from tasks.report import benchmarks, board, downstream, methods, provenance
 from tasks.report.sources import DATASET, Sources
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -65,6 +65,9 @@ def run_context(params: dict, inputs: dict, code_version: str) -> dict:
         "downstream": methods.sections(src, params),   # one section per downstream method (its registry)
         "correlation": downstream.correlation(src.rows("correlation"), src.rows("correlation_points"),
                                               src.json("correlation_metrics")),
+        "benchmark_matrix": benchmarks.matrix(src.json("correlation_metrics")),
+        "benchmark_boards": benchmarks.leaderboards({b: json.loads(Path(p).read_text(encoding="utf-8"))
+                                                     for b, p in src.prefixed("bench_metrics").items()}),
         "data": downstream.data_card(src.json("ingest_metrics"), params),
         "provenance": provenance_context(params, src, code_version),
     }
@@ -79,4 +82,5 @@ def run(params: dict, inputs: dict, code_version: str, out: dict) -> dict:
     present = [s for s, key in fixed if context[key] is not None]
     present += [d["name"] for d in context["downstream"] if d["context"] is not None]
     present += [s for s in ("correlation", "data", "provenance") if context[s] is not None]
+    present += ["benchmarks"] if context["benchmark_matrix"] or context["benchmark_boards"] else []
     return {"sections": present, "run": {"page_bytes": len(html.encode("utf-8"))}}

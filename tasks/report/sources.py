@@ -28,6 +28,7 @@ def input_paths(params: dict) -> dict[str, str]:
         "ingest_metrics": layout.INGEST["metrics"], "train_rm_metrics": layout.TRAIN_RM["metrics"],
         "questions": layout.INGEST["questions"], "pairs": layout.INGEST["pairs"], "profiles": layout.INGEST["profiles"],
         **{f"score_metrics:{rm}": layout.scores(rm)["metrics"] for rm in sorted(params["scoring"]["rms"])},
+        **{f"bench_metrics:{b}": layout.bench_scores(b)["metrics"] for b in sorted(params.get("benchmarks") or {})},
         **{f"reference:{label}": path for label, path in reference_files(params).items()},
     }
 
