@@ -31,6 +31,10 @@ def cmd_run(args) -> int:
 
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    # a no-op run: `dvc status -q` (exit 0 = every stage up to date) costs a few seconds, a Prefect server ~10
+    if not args.targets and subprocess.call(["dvc", "status", "-q"], env=env) == 0:
+        print("prbench: every stage is up to date (dvc status): nothing to run. The report: open report/index.html")
+        return 0
     with local_server() as url:
         print(f"prbench: Prefect server at {url.removesuffix('/api')} (stopped at the end)", flush=True)
         rc = subprocess.call(["dvc", "repro", *args.targets], env={**env, "PREFECT_API_URL": url})
@@ -65,15 +69,21 @@ def _option(text: str):
         return key, value
 
 
+PLAIN_OPTIONS = ("batch_size", "max_length", "revision")   # reward-bench's common flags, as RM entry options
+
+
 def score_entry(args, params: dict) -> dict:
     """The RM entry the flags describe, checked as a params entry, its problems named as flags."""
     from tasks.errors import ConfigError
     from tasks.params.check import check_params
     from tasks.strategies import STRATEGIES
 
-    entry = {"kind": args.kind, **({"model": args.model} if args.model else {}), **dict(map(_option, args.option))}
+    plain = {k: getattr(args, k) for k in PLAIN_OPTIONS if getattr(args, k, None) is not None}
+    entry = {"kind": args.kind, **({"model": args.model} if args.model else {}), **plain,
+             **dict(map(_option, args.option))}
     _, problems = check_params({**params, "scoring": {**params["scoring"], "rms": {"cli": entry}}})
-    flags = {"kind": "--kind", "model": "--model"}
+    options = dict(map(_option, args.option))
+    flags = {"kind": "--kind", "model": "--model", **{k: "--" + k.replace("_", "-") for k in plain if k not in options}}
     lines = []
     for p in problems:
         if p.startswith("scoring.rms.cli."):
@@ -115,7 +125,8 @@ def cmd_score(args) -> int:
                               subset=args.subset, limit=args.limit))
         print(f"prbench: per-item scores and metrics under {out}/")
         return 0
-    table = quick_score(params, entry=entry, name=name, data=args.data, strategies=args.strategy.split(","), out=out)
+    table = quick_score(params, entry=entry, name=name, data=args.data, strategies=args.strategy.split(","), out=out,
+                        limit=args.limit)
     print(table)
     print(f"prbench: per-item scores and leaderboard under {out}/")
     return 0
@@ -206,13 +217,17 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--name", help="name in the outputs (default: the model's folder name)")
     sc.add_argument("--data", help="pairs Parquet (default data/pairs/selected.parquet), released-benchmark files, or a hub id")
     sc.add_argument("--strategy", default="none,raw_profile,oracle", help="comma list of none,raw_profile,planner,oracle")
+    sc.add_argument("--batch-size", type=int, help="answers per forward pass (the entry's batch_size)")
+    sc.add_argument("--max-length", type=int, help="tokens per input; over it the profile is cut first (max_length)")
+    sc.add_argument("--revision", help="the model's hub revision: a commit, tag or branch (revision)")
+    sc.add_argument("--limit", type=int, metavar="N", help="score only the first N pairs (after scoring.per_domain_limit), "
+                                                          "with --benchmark the first N items: a quick try")
     sc.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="another RM entry option, e.g. max_length=4096 or trust_remote_code=true")
     sc.add_argument("--benchmark", help="another benchmark through the list-wise scorer: rewardbench2, prism, rm-bench, "
                                         "ppe-human, personal-rewardbench, generic, personalised (--data: its local "
                                         "copy or hub id; default its published hub id); detected from --data's layout")
     sc.add_argument("--subset", help="--benchmark: only this subset")
-    sc.add_argument("--limit", type=int, help="--benchmark: the first N items")
     sc.add_argument("--out", help="output folder (default results/score-<name>)")
     sc.add_argument("--params", default=None, help="params file (default params.yaml)")
     sc.set_defaults(func=cmd_score)

@@ -64,7 +64,7 @@ def render_stage(stage: Stage, root: Path = ROOT) -> list[str]:
     groups: dict[str, list[str]] = {"outs": [], "metrics": [], "plots": []}
     for path in stage.out().values():
         kind = _kind(path)
-        opts = {} if kind == "outs" else {"cache": False}
+        opts = {} if kind == "outs" and path not in stage.tracked else {"cache": False}
         opts.update(stage.plot_axes.get(path, {}))
         if stage.persist:
             opts["persist"] = True

@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 
 from tasks.ingest import first_per_domain, pair_record
 from tasks.llm import GenParams
-from tasks.pairs import judge_pairs, pair_metrics, parse_answer
+from tasks.pairs import judge_pairs, longer_than, pair_metrics, parse_answer
 from tasks.prompts import render
 from tasks.structured import generate_parsed
 
@@ -42,7 +42,7 @@ def generate_generic(pairs: list[dict], questions: dict[str, dict], llm, p: dict
                for x in pairs]
     parsed = generate_parsed(llm, prompts, parse_answer(p["max_words"]), params, retries=p["parse_retries"],
                              temperature_bump=p["temperature_bump"], progress="generic pairs",
-                             accept_truncated=False)   # as pairs: a cut-off reply is not a short answer
+                             accept_truncated=longer_than(p["max_words"]))   # as pairs: cut-off short replies retried
     generator = llm.backend.identity()
     return [generated_row(x, r.value, generator, r.raw, r.error, r.attempts) for x, r in zip(pairs, parsed)]
 

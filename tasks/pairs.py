@@ -37,6 +37,12 @@ def parse_answer(max_words: int):
     return parse
 
 
+def longer_than(max_words: int):
+    """accept_truncated for answers: a reply cut by the token limit after more than max_words words holds
+    a whole answer of the asked length (parse_answer cuts it at a sentence end); a shorter one does not."""
+    return lambda text: len(text.split()) > max_words
+
+
 def generate_pairs(questions, ranked, llm, p: dict, seed: int) -> list[dict]:
     items = top_items(ranked, p["profile_k"])
     params = GenParams(temperature=p["temperature"], top_p=p.get("top_p", 1.0), max_tokens=p["max_tokens"], seed=seed)
@@ -46,7 +52,7 @@ def generate_pairs(questions, ranked, llm, p: dict, seed: int) -> list[dict]:
                       profile=format_profile(items[q["id"]], p["max_words_per_post"]))
         prompts += [render(p["chosen_prompt"], **common), render(p["rejected_prompt"], **common)]
     parsed = generate_parsed(llm, prompts, parse_answer(p["max_words"]), params, retries=p["parse_retries"],
-                             temperature_bump=p["temperature_bump"], progress="pairs", accept_truncated=False)
+                             temperature_bump=p["temperature_bump"], progress="pairs", accept_truncated=longer_than(p["max_words"]))
     generator = llm.backend.identity()
     rows = []
     for q, c, r in zip(questions, parsed[0::2], parsed[1::2]):

@@ -8,6 +8,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from tasks.ingest import first_per_domain
 from tasks.llm import GenParams
 from tasks.profiles import format_profile
 from tasks.prompts import render
@@ -95,6 +96,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     llm = res.llm(p["llm"])   # fail fast (a missing key) before any work
     questions = [q for q in read_table(inputs["questions"], "questions").to_pylist() if q["split"] in p["splits"]]
     questions = questions[: p["questions_limit"]] if p.get("questions_limit") else questions
+    questions = first_per_domain(questions, p.get("per_domain_limit"))
     ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
     rows = plan(questions, ranked, llm, p, res.seed)
     write_table(rows, out["inferred_rubrics"], "inferred_rubrics")

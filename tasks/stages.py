@@ -29,6 +29,8 @@ class Stage:
     persist: bool = False              # outputs survive a rerun (DVC `persist`), see rl_train
     schema: type | None = None         # the params group `<name>`'s model, for a stage that brings its own group
     plot_axes: dict = field(default_factory=dict)   # csv plot -> {x:, y:} for `dvc plots`
+    tracked: tuple = ()                # outs kept in git (DVC `cache: false`), like metrics and plots: a clone
+                                       # shows the last committed run at once, with no DVC remote
     foreach: str = "scoring.rms"       # per-key stages: the params mapping DVC fans out over (${key} = one name)
 
     @property
@@ -130,7 +132,8 @@ TABLE = (
                 "metrics/generic_pairs.json", "metrics/ingest.json", "metrics/train_rm.json",
                 "metrics/scores", layout.BENCH_METRICS_DIR, I["questions"], I["pairs"], I["profiles"],
                 "params-paper.yaml", "params-regenerate.yaml", *layout.REPORT_CODE_VERSION),
-          params=()),   # every group but serve's own (_report_params, below): the page lists what differs
+          params=(),   # every group but serve's own (_report_params, below): the page lists what differs
+          tracked=(layout.REPORT["page"],)),
 )
 
 

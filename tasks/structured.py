@@ -1,7 +1,9 @@
 """LLM output that must parse: retried a bounded number of times with a temperature bump
 (LaMP-QA's approach), then marked invalid with its raw text kept — never a default value.
 With `accept_truncated=False` a reply that stopped on the token limit (finish_reason "length",
-Gemini's MAX_TOKENS) counts as unparsed too: a cut-off answer is not a short answer."""
+Gemini's MAX_TOKENS) counts as unparsed too: a cut-off answer is not a short answer. A callable
+decides per reply: e.g. a reply already longer than the length the prompt asked for is no short
+answer, and its parser cuts it at a sentence end like any over-long reply (no retry is wasted on it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ class Parsed:
 
 def generate_parsed(llm, prompts: list[list[dict]], parse: Callable[[str], Any] | list[Callable], params: GenParams,
                     *, retries: int, temperature_bump: float, progress: str | None = None,
-                    accept_truncated: bool = True) -> list[Parsed]:
+                    accept_truncated: bool | Callable[[str], bool] = True) -> list[Parsed]:
     """One Parsed per prompt (`parse` may be one parser per prompt). Attempt i uses sample_index i,
     so each attempt has its own cache key; all prompts of an attempt go out as one batch."""
     parsers = parse if isinstance(parse, list) else [parse] * len(prompts)
@@ -45,7 +47,8 @@ def generate_parsed(llm, prompts: list[list[dict]], parse: Callable[[str], Any] 
                 last[i] = Parsed(None, "", attempt + 1, f"call failed: {getattr(out, 'error', out)}")
                 still.append(i)
                 continue
-            if not accept_truncated and getattr(out, "finish_reason", "stop") == "length":
+            if getattr(out, "finish_reason", "stop") == "length" and not (
+                    accept_truncated(text) if callable(accept_truncated) else accept_truncated):
                 last[i] = Parsed(None, text, attempt + 1, f"truncated: the reply hit max_tokens={p.max_tokens}")
                 still.append(i)
                 continue

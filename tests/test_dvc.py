@@ -64,7 +64,9 @@ def reduce_params(repo: Path) -> dict:
     params["pairs"].update(generate_per_domain=1, profile_k=2, max_words_per_post=30)
     params["generic_pairs"]["per_domain_limit"] = 1
     params["scoring"].update(per_domain_limit=1, strategies=["raw_profile"])   # the one the reports rank by
-    params["scoring"]["rms"] = {k: v for k, v in params["scoring"]["rms"].items() if k in REDUCED_RMS}
+    rms = {**params["scoring"]["rms"], "smollm2-pointwise": {"kind": "judge-pointwise", "llm": "smollm2",
+                                                               "verdict": "logprobs"}}   # not in the default's RMs
+    params["scoring"]["rms"] = {k: v for k, v in rms.items() if k in REDUCED_RMS}
     params["bon"].update(questions_limit=1, n=2, max_k=2, max_tokens=24, max_words=20, profile_k=2,
                          max_words_per_post=20, bootstrap=100)
     params["human_eval"]["proxy_limit"] = 1

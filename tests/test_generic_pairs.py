@@ -16,7 +16,8 @@ from tests.conftest import ROOT
 from tests.stage_project import make_project, save_params
 
 GENERIC = {"mode": "generate", "llm": "test-llm", "prompt": str(ROOT / "prompts/pair_generic.txt"), "splits": ["test"],
-           "questions_limit": None, "max_words": 100, "temperature": 0.0, "top_p": 1.0, "max_tokens": 140,
+           "questions_limit": None, "per_domain_limit": 4, "max_words": 100, "temperature": 0.0, "top_p": 1.0,
+           "max_tokens": 140,
            "parse_retries": 1, "temperature_bump": 0.3}
 
 

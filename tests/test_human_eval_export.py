@@ -24,7 +24,7 @@ LAYOUT = layout.HUMAN_EVAL   # the stage's artifact paths: the layout module is 
 # What params.yaml `human_eval:` holds, pinned here (tests do not follow changes of its defaults)
 PARAMS = {"splits": ["test"], "raw_dir": "data/human_eval/input/raw", "key": "data/human_eval/input/key.parquet",
           "on_error": "fail", "profile_max_words": 200, "proxy": "always", "proxy_llm": "smollm2",
-          "proxy_prompt": "prompts/annotator.txt", "proxy_limit": 10, "proxy_temperature": 0.0,
+          "proxy_prompt": "prompts/annotator.txt", "proxy_verdict": "form", "proxy_limit": 10, "proxy_temperature": 0.0,
           "proxy_max_tokens": 40, "parse_retries": 2, "temperature_bump": 0.3,
           "general_gap_max": 0.5, "personal_gap_min": 1.0}
 CONFIGS = ("Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture")

@@ -73,7 +73,7 @@ def _load(name):
 
 def test_shipped_settings_flag_what_they_should():
     default = {rm: v["shares_llm_with"] for rm, v in labels(_load("params.yaml")).items() if v["shares_llm_with"]}
-    assert default == {"smollm2-pairwise": "generic_pairs.llm", "smollm2-pointwise": "generic_pairs.llm"}, \
+    assert default == {"smollm2-pairwise": "generic_pairs.llm"}, \
         "SmolLM2 wrote the generic benchmark's rejected answers"
     assert labels(_load("params.yaml"))["bradley-terry"]["in_distribution"]
     paper = {rm: v["shares_llm_with"] for rm, v in labels(_load("params-paper.yaml")).items() if v["shares_llm_with"]}

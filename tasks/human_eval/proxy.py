@@ -3,13 +3,15 @@ A reply that never parses is kept as invalid (raw text, null scores), never give
 Its ratings carry annotator_kind llm-proxy and are never pooled with human ones."""
 from __future__ import annotations
 
+import math
 import re
 
-from tasks.human_eval import DIMENSIONS, PROXY, dimensions_text, parse_score
+from tasks.errors import ConfigError
+from tasks.human_eval import DIMENSIONS, PROXY, SCALE, dimensions_text, parse_score
 from tasks.human_eval.export import blind, chosen_answer
 from tasks.llm import GenParams
 from tasks.prompts import render
-from tasks.structured import generate_parsed
+from tasks.structured import Parsed, generate_parsed
 
 _DIM = "|".join(d.replace("_", "[_ ]") for d in DIMENSIONS)
 # "factuality: 4", "- **Relevance**: 5/5"; never the template's "N" or a range like "1-5".
@@ -38,19 +40,53 @@ def proxy_items(items: list[dict], rated_by_humans: set[str], limit: int | None)
     return pick[:limit] if limit else pick
 
 
+VERDICTS = ("form", "logprobs")
+DIGITS = [str(x) for x in range(SCALE[0], SCALE[1] + 1)]
+
+
+def _logprob_forms(llm, forms: list, p: dict) -> list[Parsed]:
+    """One short prompt per (answer, dimension); the rating is the most likely digit 1-5 by label
+    log-probabilities, so it always parses (a small model that cannot fill the four-line form still
+    rates). Non-finite log-probs make the form invalid, never a default."""
+    out = []
+    for it, _, _, text in forms:
+        scores, raw, bad = {}, [], []
+        for dim, (label, five) in DIMENSIONS.items():
+            lp = llm.choice_logprobs(render(p["proxy_prompt"], dimension=label.lower(), five=five,
+                                            dimensions=dimensions_text(), question=it["question"],
+                                            aspects=it["aspects"], profile=it["profile"], answer=text), DIGITS)
+            best = max(DIGITS, key=lambda d: (lp[d], -int(d)))   # ties: the lower rating, stably
+            raw.append(f"{dim}: " + " ".join(f"{d}={lp[d]:.3f}" for d in DIGITS))
+            if all(math.isfinite(lp[d]) for d in DIGITS):
+                scores[dim] = int(best)
+            else:
+                bad.append(dim)
+        out.append(Parsed(None if bad else scores, "\n".join(raw), 1,
+                          f"parse: non-finite log-probs for {', '.join(bad)}" if bad else ""))
+    return out
+
+
 def rate(items: list[dict], llm, name: str, p: dict, seed: int) -> tuple[list[dict], list[dict]]:
-    """(ratings, replies): four ratings and one reply per (item, answer)."""
+    """(ratings, replies): four ratings and one reply per (item, answer). `proxy_verdict: form` asks
+    for the four-line form in one reply; `logprobs` rates each dimension by label log-probabilities."""
     forms = []
     for it in items:
         shown = blind(it, seed)
         truth = chosen_answer(seed, it["question_id"])
         for answer in ("A", "B"):
             forms.append((it, answer, "chosen" if answer == truth else "rejected", shown[f"answer_{answer.lower()}"]))
-    prompts = [render(p["proxy_prompt"], dimensions=dimensions_text(), question=it["question"],
-                      aspects=it["aspects"], profile=it["profile"], answer=text) for it, _, _, text in forms]
-    parsed = generate_parsed(llm, prompts, parse_form,
-                             GenParams(temperature=p["proxy_temperature"], max_tokens=p["proxy_max_tokens"], seed=seed),
-                             retries=p["parse_retries"], temperature_bump=p["temperature_bump"], progress="human_eval proxy")
+    verdict = p.get("proxy_verdict", "form")
+    if verdict not in VERDICTS:
+        raise ConfigError(f"human_eval.proxy_verdict: unknown value '{verdict}'; valid: {', '.join(VERDICTS)}")
+    if verdict == "logprobs":
+        parsed = _logprob_forms(llm, forms, p)
+    else:
+        prompts = [render(p["proxy_prompt"], dimensions=dimensions_text(), question=it["question"],
+                          aspects=it["aspects"], profile=it["profile"], answer=text) for it, _, _, text in forms]
+        parsed = generate_parsed(llm, prompts, parse_form,
+                                 GenParams(temperature=p["proxy_temperature"], max_tokens=p["proxy_max_tokens"],
+                                           seed=seed), retries=p["parse_retries"],
+                                 temperature_bump=p["temperature_bump"], progress="human_eval proxy")
     identity = llm.backend.identity()
     ratings, replies = [], []
     for (it, answer, side, _), r in zip(forms, parsed):

@@ -82,6 +82,8 @@ class Rubrics(TextGen):
     prompt: str = F("prompts/planner.txt", "the planner's prompt file")
     splits: list[str] = F(["test"], "splits the planner infers aspects for")
     questions_limit: int | None = F(None, "cost control: first N questions")
+    per_domain_limit: int | None = F(None, "cost control: first N questions per domain (null = all); planner rows "
+                                           "missing for a scored pair are counted as planner_failed")
     profile_k: int = F(4, "posts shown to the planner (= profiles.context_k: same posts as raw_profile)")
     max_words_per_post: int = F(60, "words per post shown to the planner")
     max_aspects: int = F(6, "aspects kept per question")
@@ -116,6 +118,9 @@ class HumanEval(Group):
     proxy: Literal["auto", "always", "never"] = F("auto", "the LLM proxy: only while no human rated | always | never")
     proxy_llm: LlmName = F("smollm2", "a name under llms")
     proxy_prompt: str = F("prompts/annotator.txt", "the proxy's prompt file")
+    proxy_verdict: Literal["form", "logprobs"] = F(
+        "form", "form: one reply filling the four-line form | logprobs: one short prompt per dimension, the most "
+                "likely digit 1-5 (always parses; for a small local model)")
     proxy_limit: int = F(3, "pairs the proxy rates (the humans' items first)")
     proxy_temperature: float = F(0.0, "the proxy's temperature")
     proxy_max_tokens: int = F(40, "the proxy's reply budget")
