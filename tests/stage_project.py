@@ -60,9 +60,21 @@ def shipped_params(**groups) -> dict:
     return params
 
 
-def save_params(root: Path, params: dict) -> None:
-    """params.yaml of a test project; rl.rms keeps only RMs the project scores (the schema refuses others)."""
+def fit_to_rms(params: dict) -> dict:
+    """rl.rms and each `benchmarks:` entry keep only RMs the project scores (the check refuses others);
+    an entry left with none is dropped. In place, returned for chaining."""
+    scored = (params.get("scoring") or {}).get("rms", {})
     rl = params.get("rl") or {}
     if rl.get("rms"):
-        rl["rms"] = [rm for rm in rl["rms"] if rm in (params.get("scoring") or {}).get("rms", {})]
-    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        rl["rms"] = [rm for rm in rl["rms"] if rm in scored]
+    benches = params.get("benchmarks") or {}
+    for name in list(benches):
+        benches[name] = {**benches[name], "rms": [rm for rm in benches[name].get("rms") or [] if rm in scored]}
+        if not benches[name]["rms"]:
+            del benches[name]
+    return params
+
+
+def save_params(root: Path, params: dict) -> None:
+    """params.yaml of a test project, fitted to the RMs it scores (fit_to_rms)."""
+    (root / "params.yaml").write_text(yaml.safe_dump(fit_to_rms(params), sort_keys=False))

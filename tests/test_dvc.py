@@ -16,6 +16,7 @@ from flows import server
 from tasks.artifacts import file_hash
 from tasks.runlog import record_path
 from tests.conftest import ROOT, Deadline
+from tests.stage_project import fit_to_rms
 
 def _copy_repo(dst: Path) -> None:
     files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
@@ -77,7 +78,7 @@ def reduce_params(repo: Path) -> dict:
     params["rl"]["policy"]["model"] = TINY_POLICY   # relative: the same params at both paths
     params["rl"]["train"].update(updates=1, response_length=8, train_layers=1)
     params["rl"]["eval"].update(questions_limit=1, max_tokens=8, bootstrap=100)
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    (repo / "params.yaml").write_text(yaml.safe_dump(fit_to_rms(params), sort_keys=False))
     return params
 
 

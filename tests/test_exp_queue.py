@@ -29,6 +29,7 @@ NEW = {"random": {"kind": "random"}, "length-shorter": {"kind": "length-shorter"
 # every RM but length-longer removed (hydra's ~key), as a user trims the shipped file with -S
 REDUCED = [*(f"~scoring.rms.{rm}" for rm in yaml.safe_load((ROOT / "params.yaml").read_text())["scoring"]["rms"]
              if rm != "length-longer"), "rl.rms=[]", "scoring.per_domain_limit=null",
+           *(f"~benchmarks.{b}" for b in yaml.safe_load((ROOT / "params.yaml").read_text())["benchmarks"]),
            "scoring.benchmarks=[personalised]", "scoring.strategies=[none,raw_profile,oracle]", "scale.chunk_size=4"]
 
 

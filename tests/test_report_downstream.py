@@ -75,6 +75,8 @@ def test_downstream_sections_show_counts_nulls_and_labels(tmp_path, monkeypatch)
     from tasks.report import build
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["scoring"]["rms"].setdefault("smollm2-pointwise", {"kind": "judge-pointwise", "llm": "smollm2",
+                                                              "verdict": "logprobs"})   # a BoN-capable LLM judge
     params["correlation"].update(bootstrap=100, permutations=999)
     monkeypatch.chdir(tmp_path)
     inputs = _project(tmp_path, params)

@@ -17,6 +17,7 @@ from tasks.artifacts import file_hash, write_table
 from tasks.rms.base import AnswerScore, RewardModel
 from tests.conftest import BYTECODE, ROOT, flow_log_lines
 from tests.figures import bars_by_tick
+from tests.stage_project import fit_to_rms
 
 TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] }} <|im_end|> {% endfor %}"
             "{% if add_generation_prompt %}<|im_start|>assistant {% endif %}")
@@ -351,7 +352,7 @@ def test_flows_listing_another_rm_trains_only_it(tmp_path, tiny_policy, monkeypa
     params = rl_params(str(tiny_policy))
     params["common"]["cache_dir"] = str(tmp_path / "cache")
     params["rl"]["rms"] = ["length-longer"]
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(fit_to_rms(params)))
     monkeypatch.chdir(tmp_path)
     assert main(rl_train_flow, rm="length-longer") == 0 and main(rl_train_flow, rm="random") == 0
     weights = Path(layout.rl_train("length-longer")["policy"]) / "policy.safetensors"
@@ -359,7 +360,7 @@ def test_flows_listing_another_rm_trains_only_it(tmp_path, tiny_policy, monkeypa
     assert json.loads(Path(layout.rl_train("random")["metrics"]).read_text())["status"] == "not selected"
 
     params["rl"]["rms"] = ["length-longer", "random"]
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(fit_to_rms(params)))
     assert main(rl_train_flow, rm="length-longer") == 0 and weights.stat().st_mtime_ns == stamp, "a cache hit"
     assert main(rl_train_flow, rm="random") == 0
     assert json.loads(Path(layout.rl_train("random")["metrics"]).read_text())["status"] == "trained"

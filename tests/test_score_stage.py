@@ -110,10 +110,14 @@ def test_unknown_rm_or_benchmark_is_one_config_error_and_writes_nothing(tmp_path
 
 # --- the default pointwise judge: verdict from log-probabilities ---------------------------------
 
+# the embedded pointwise judge (the default lists it in a comment only, to save its calls)
+POINTWISE = ("smollm2-pointwise", {"kind": "judge-pointwise", "llm": "smollm2", "verdict": "logprobs"})
+
+
 def _default_pointwise_entry() -> tuple[str, dict]:
     rms = yaml.safe_load((ROOT / "params.yaml").read_text())["scoring"]["rms"]
-    name, entry = next((n, e) for n, e in rms.items() if e["kind"] == "judge-pointwise")
-    assert entry.get("verdict", "logprobs") == "logprobs", "the embedded default judges by log-probabilities"
+    name, entry = next(((n, e) for n, e in rms.items() if e["kind"] == "judge-pointwise"), POINTWISE)
+    assert entry.get("verdict", "logprobs") == "logprobs", "the embedded pointwise judge uses log-probabilities"
     return name, entry
 
 
