@@ -170,6 +170,19 @@ def test_malformed_file_is_refused_in_one_line(tmp_path, name):
     assert "\n" not in line and line.startswith(f"{file}: row {row}") and f"field '{field}'" in line
 
 
+@pytest.mark.parametrize("line, says", [("{not json", "row 2"), ("[1, 2]", "row 2: expected an object per row")])
+def test_an_unreadable_or_non_object_line_is_refused_in_one_line(tmp_path, line, says):
+    """Every importer goes through the same row check: a broken JSONL line or a row that is not an
+    object stops the load, naming the file and the row, before any item is built."""
+    lines = PATHS["ppe-human"].read_text().splitlines()
+    path = tmp_path / "ppe-human.jsonl"
+    path.write_text("\n".join([*lines[:2], line, *lines[2:]]) + "\n")
+    with pytest.raises(DataError) as exc:
+        scoring.load("ppe-human", {"source": "ppe-human", "path": str(path)})
+    msg = str(exc.value)
+    assert "\n" not in msg and msg.startswith(f"{path}: {says}"), msg
+
+
 def test_rewardbench2_ties_ids_are_checked(tmp_path):
     rows = _jsonl(PATHS["rewardbench2"])
     rows[4]["id"] = "reference-0"

@@ -68,13 +68,19 @@ class Benchmark:
             raise ConfigError(f"benchmarks ({self.name}): no items in subset '{subset}'")
         return items[:limit] if limit is not None else items
 
-    def items(self, rows: Iterator[RawRow]) -> list[Item]:
-        out = []
+    @staticmethod
+    def checked(rows: Iterator[RawRow]) -> Iterator[RawRow]:
+        """Rows that read as objects; the first that does not is the error (file, row)."""
         for raw in rows:
             if raw.error is not None:
                 raise raw.error
             if not isinstance(raw.row, dict):
                 raise DataError(raw.file, f"expected an object per row, got {type(raw.row).__name__}", row=raw.index)
+            yield raw
+
+    def items(self, rows: Iterator[RawRow]) -> list[Item]:
+        out = []
+        for raw in self.checked(rows):
             item = self.item(Row(raw))
             if item is not None:
                 out.append(item)

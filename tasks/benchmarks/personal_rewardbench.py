@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from tasks.benchmarks import register
 from tasks.benchmarks.base import Benchmark, Row
-from tasks.errors import DataError
 from tasks.listwise import Item
 
 HISTORY = ("train", "validation")
@@ -35,11 +34,7 @@ class PersonalRewardBench(Benchmark):
 
     def items(self, rows):
         parsed = []
-        for raw in rows:
-            if raw.error is not None:
-                raise raw.error
-            if not isinstance(raw.row, dict):
-                raise DataError(raw.file, f"expected an object per row, got {type(raw.row).__name__}", row=raw.index)
+        for raw in self.checked(rows):
             row = Row(raw, "user_id")
             user = row.text("user_id")
             split = row.get("split") or _split_of(raw.file)

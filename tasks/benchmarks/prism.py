@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tasks.benchmarks import register
 from tasks.benchmarks.base import READ, Benchmark, Row
-from tasks.errors import ConfigError, DataError
+from tasks.errors import ConfigError
 from tasks.listwise import Item
 from tasks.sources import FORMATS
 
@@ -58,11 +58,7 @@ class Prism(Benchmark):
         return out
 
     def _row(self, raw, id_field) -> Row:
-        if raw.error is not None:
-            raise raw.error
-        if not isinstance(raw.row, dict):
-            raise DataError(raw.file, f"expected an object per row, got {type(raw.row).__name__}", row=raw.index)
-        row = Row(raw, id_field)
+        row = Row(next(self.checked([raw])), id_field)
         if row.id is None:
             row.fail(id_field, "missing")
         return row
