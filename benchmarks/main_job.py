@@ -99,8 +99,10 @@ def main(argv=None) -> int:
     subprocess.run(["git", "clone", "-q", args.repo, str(clone)], check=True)
     subprocess.run(["git", "checkout", "-q", args.rev], cwd=clone, check=True)
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True).stdout.strip()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "PRBENCH_"))}
-    env.update(PYTHONPATH=str(clone), PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", OMP_WAIT_POLICY="PASSIVE", DVC_NO_ANALYTICS="1",
+    # the environment `make run` gives it: no OMP_WAIT_POLICY (PASSIVE, which `make test` sets for its shared
+    # cores, makes llama.cpp's OpenMP threads sleep at every barrier: a SmolLM2 call took 7.8 s instead of 4.0)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "PRBENCH_", "OMP_"))}
+    env.update(PYTHONPATH=str(clone), PYTHONUNBUFFERED="1", HF_HUB_OFFLINE="1", DVC_NO_ANALYTICS="1",
                PREFECT_HOME=str(clone / ".prefect"), XDG_CACHE_HOME=str(tmp / "xdg-cache"))
     cmd = [args.python, "-m", "flows.cli", "run"]
     print(f"main job: cold run of {rev} in {clone} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.2f})", flush=True)
@@ -117,6 +119,8 @@ def main(argv=None) -> int:
     llm_s = sum(c.get("latency_s", 0.0) for c in counters.values())
     print(f"{'TOTAL':34s} {total:8.1f} {calls:6d}        {'':7s} {'':7s} {llm_s:7.1f}   "
           f"(goal <= 600 s on 2 idle cores; load now {os.getloadavg()[0]:.2f})")
+    warm = re.findall(r"prbench: \d+ stage command\(s\) ran in warm forks.*", (tmp / "run.log").read_text())
+    print(warm[-1] if warm else "warm stage forks: no summary line in the run's log")
     noop = None
     if rc == 0 and not args.no_noop:
         rc2, noop, _ = run_logged(cmd, clone, env, tmp / "noop.log")

@@ -1,7 +1,22 @@
 """Prefect flows, one per stage, plus the whole pipeline. Thin: they wire tasks/ functions,
 set retries and cache policies, and read/write artifacts."""
 import os
+import sys
 from pathlib import Path
+
+
+def _stage_command() -> tuple[str, list[str]] | None:
+    """(module, args) when this process is `python -m flows.<stage> args` (what dvc runs)."""
+    argv = getattr(sys, "orig_argv", [])
+    if "-m" not in argv or argv.index("-m") + 1 >= len(argv) or not argv[argv.index("-m") + 1].startswith("flows."):
+        return None
+    return argv[argv.index("-m") + 1], argv[argv.index("-m") + 2:]
+
+
+if _stage_command() and os.environ.get("PRBENCH_WARM"):   # under `prbench run`: run in a warm fork (flows/warm.py)
+    from flows.warm import hand_off
+
+    hand_off(*_stage_command())   # exits with the stage's status, or returns when refused
 
 # Prefect reads its settings at import time, so these must be set before any flow module loads.
 os.environ.setdefault("PREFECT_HOME", str(Path.cwd() / ".prefect"))
@@ -23,20 +38,14 @@ def _torch_threads() -> str:
         return "2"
 
 
-def _refuse_bad_params_early() -> None:
+def refuse_bad_params_early(module: str, rest: list[str]) -> None:
     """`python -m flows.<stage>` (what dvc runs): check params before Prefect is even imported (seconds
     of import, its home created): a bad file is one line per problem and exit 1, nothing started."""
-    import sys
-
-    argv = getattr(sys, "orig_argv", [])
-    if "-m" not in argv or argv.index("-m") + 1 >= len(argv) or not argv[argv.index("-m") + 1].startswith("flows."):
-        return
     from tasks.errors import ConfigError, did_you_mean
     from tasks.params import load_params
     from tasks.stages import STAGES
 
-    stage = argv[argv.index("-m") + 1].removeprefix("flows.")
-    rest = argv[argv.index("-m") + 2:]
+    stage = module.removeprefix("flows.")
     if stage not in STAGES and stage != "pipeline":
         return
     try:
@@ -54,7 +63,8 @@ def _refuse_bad_params_early() -> None:
         sys.exit(1)
 
 
-_refuse_bad_params_early()
+if _stage_command():
+    refuse_bad_params_early(*_stage_command())
 os.environ.setdefault("PRBENCH_TORCH_THREADS", _torch_threads())
 os.environ.setdefault("OMP_NUM_THREADS", os.environ["PRBENCH_TORCH_THREADS"])
 

@@ -35,9 +35,19 @@ def cmd_run(args) -> int:
     if not args.targets and subprocess.call(["dvc", "status", "-q"], env=env) == 0:
         print("prbench: every stage is up to date (dvc status): nothing to run. The report: open report/index.html")
         return 0
-    with local_server() as url:
-        print(f"prbench: Prefect server at {url.removesuffix('/api')} (stopped at the end)", flush=True)
-        rc = subprocess.call(["dvc", "repro", *args.targets], env={**env, "PREFECT_API_URL": url})
+    from flows.server import free_port
+    from flows.warm import Warm
+
+    port = free_port()
+    env["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"
+    Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
+    warm = Warm(env, os.path.join(os.environ["PREFECT_HOME"], "warm.log"))   # imports while the server starts
+    try:
+        with local_server(port=port) as url:
+            print(f"prbench: Prefect server at {url.removesuffix('/api')} (stopped at the end)", flush=True)
+            rc = subprocess.call(["dvc", "repro", *args.targets], env={**env, **warm.wait_ready()})
+    finally:
+        print(warm.stop(), flush=True)
     if rc == 0:
         print("prbench: done. The report: open report/index.html; metrics: `dvc metrics show`; browse the runs: "
               f"`PREFECT_HOME={os.environ['PREFECT_HOME']} prefect server start`")

@@ -21,11 +21,11 @@ def usable(score) -> bool:
 def score_rows(rm, benchmark: str, strategy: str, pairs: list[dict], questions: dict, context: dict) -> list[dict]:
     scored = rm.score_pairs(pair_inputs(pairs, questions, context))
     failed = getattr(context, "failed", frozenset())   # planner rows that never parsed: question only
-    rows = []
+    rows, identity = [], rm.identity()
     for p, s in zip(pairs, scored):
         c, r = (x if usable(x) else None for x in (s.chosen.score, s.rejected.score))   # never NaN/inf in the table
         res = outcome([c], [r])   # the list-wise rule at m = n = 1 (tasks/listwise.py)
-        rows.append({"rm": rm.name, "benchmark": benchmark, "rm_kind": rm.kind, "rm_identity": rm.identity(), "strategy": strategy,
+        rows.append({"rm": rm.name, "benchmark": benchmark, "rm_kind": rm.kind, "rm_identity": identity, "strategy": strategy,
                      "question_id": p["question_id"], "domain": p["domain"], "split": p["split"],
                      "score_chosen": c, "score_rejected": r, "correct": res["correct"],
                      "tie": res["tie"], "invalid": res["invalid"],

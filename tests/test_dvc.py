@@ -193,6 +193,8 @@ def test_two_cold_clones_at_different_paths_agree_and_a_warm_rerun_gives_the_sam
     assert files == _outputs(b)
     stages = set(yaml.safe_load(lock)["stages"])
     assert set(re.findall(RUNNING, log)) == stages, "the cold run ran every stage"
+    warm = re.search(r"prbench: (\d+) stage command\(s\) ran in warm forks, 0 as plain processes", log)
+    assert warm and int(warm[1]) == len(stages), "every stage ran in a fork of the warm server (flows/warm.py)"
     for m in (a / "metrics").rglob("*.json"):   # results only; the counters went to runs/
         assert "run" not in json.loads(m.read_text()), m
     assert (a / "runs" / "pairs.json").exists()

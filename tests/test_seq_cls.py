@@ -160,7 +160,9 @@ def test_identity_names_kind_model_revision_and_weights(rm, head, tmp_path):
         last = fh.read(1)[0]
         fh.seek(-1, 2)
         fh.write(bytes([last ^ 1]))
-    assert pinned.identity() == f"seq-cls:{copy}@v2:{_weights_id(copy)}" and _weights_id(copy) != _weights_id(head)
+    changed = make_rm("mini", {"kind": "seq-cls", "model": str(copy), "revision": "v2", "max_length": 96}, None)
+    assert changed.identity() == f"seq-cls:{copy}@v2:{_weights_id(copy)}" and _weights_id(copy) != _weights_id(head)
+    assert pinned.identity() == f"seq-cls:{copy}@v2:{_weights_id(head)}", "an RM built before names what it loaded"
 
 
 def test_bradley_terry_without_a_trained_model_says_to_run_train_rm(tmp_path, monkeypatch):

@@ -218,7 +218,10 @@ class _HFRewardModel(RewardModel):
         return int(self.entry.get("max_length") or min(limits))
 
     def identity(self) -> str:
-        return f"{self.kind}:{self.model_id}@{self.revision or 'default'}:{_weights_hash(self.model_id)}"
+        # the weights loaded, hashed once (at load): they are hundreds of MB and every score row records this
+        if getattr(self, "_identity", None) is None:
+            self._identity = f"{self.kind}:{self.model_id}@{self.revision or 'default'}:{_weights_hash(self.model_id)}"
+        return self._identity
 
     def score_answers(self, items):
         return score_in_windows(items, lambda xs: encode_many(self.tok, xs, self.max_length, self.template),
@@ -248,6 +251,7 @@ class SeqClsRM(_HFRewardModel):
         # left padding shifts absolute positions (BERT) unless they are passed explicitly
         takes_positions = "position_ids" in inspect.signature(self.model.forward).parameters
         self.left_pad = self.tok.padding_side == "left" and takes_positions
+        self.identity()
 
     def _forward(self, encs: list[Encoded]) -> list[float]:
         import torch
@@ -304,6 +308,7 @@ class InternLM2RewardRM(_HFRewardModel):
         self.model = self._load(AutoModel, dtype=self.dtype).to(self.device).eval()
         self.template = self.tok.chat_template
         self.max_length = self._max_length(self.tok, self.model.config) - 1   # get_scores appends a reward token
+        self.identity()
 
     @staticmethod
     def conversation(enc: Encoded) -> list[dict]:

@@ -1,0 +1,120 @@
+"""Warm stage processes (flows/warm.py): a stage command handed to a fork of a server that imported
+everything once behaves as the plain process would (argv, cwd, environment, stdio, exit status, the
+early params check), and is refused back to a plain process whenever the fork could differ."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from flows import warm
+from tests.conftest import ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]   # the server imports torch, transformers, sentence-transformers: ~10 s
+
+CLIENT = "import sys; from flows.warm import hand_off; hand_off(sys.argv[1], sys.argv[2:]); print('ran plain')"
+
+
+def _env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in (warm.ENV, "PYTEST_CURRENT_TEST")}   # pytest changes it per test
+    return {**env, "PYTHONPATH": str(ROOT), **extra}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("warm")
+    sock, log = folder / "sock", folder / "log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "flows.warm", str(sock)], env=_env(), stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 180
+    while not sock.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+        time.sleep(0.2)
+    yield sock, log
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _client(sock, cwd, *args, env=None, stdin="", **kw):
+    return subprocess.run([sys.executable, "-c", CLIENT, *args], cwd=cwd, input=stdin, text=True,
+                          capture_output=True, env=env or _env(**{warm.ENV: str(sock)}), timeout=120, **kw)
+
+
+def test_a_handed_off_command_sees_what_a_plain_process_sees(server, tmp_path):
+    sock, log = server
+    env = _env(**{warm.ENV: str(sock), "DVC_STAGE": "probe"})   # DVC's own per-stage variables may differ
+    done = _client(sock, tmp_path, "tests.fakes.warm_probe", "exit", "3", env=env, stdin="hello")
+    assert done.returncode == 3, done.stderr
+    assert "ran plain" not in done.stdout, "the fork's status ended the client"
+    first = done.stdout.splitlines()
+    assert first[0].startswith(f"argv=['exit', '3'] cwd={tmp_path} probe=None")
+    assert first[1] == "stdin=hello"
+    assert "to stderr" in done.stderr
+    assert f"pid={done.stdout.split('pid=')[1].split()[0]}" in log.read_text().replace("(pid ", "pid=").replace(")", "")
+
+
+def test_a_failing_stage_fails_the_same_way(server, tmp_path):
+    sock, _ = server
+    raised = _client(sock, tmp_path, "tests.fakes.warm_probe", "raise")
+    assert raised.returncode == 1 and "RuntimeError: the probe failed" in raised.stderr
+    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    bad = _client(sock, tmp_path, "flows.score", "no-such-rm")   # the early params check runs in the fork
+    assert bad.returncode == 1
+    assert bad.stderr.strip().splitlines()[-1].startswith("scoring.rms: unknown name 'no-such-rm'")
+    assert "Traceback" not in bad.stderr
+
+
+def test_another_environment_runs_as_a_plain_process(server, tmp_path):
+    sock, log = server
+    done = _client(sock, tmp_path, "tests.fakes.warm_probe", "exit", "0",
+                   env=_env(**{warm.ENV: str(sock), "PROBE_VALUE": "set"}))
+    assert done.returncode == 0 and done.stdout.strip().endswith("ran plain")
+    assert "its environment differs from the warm server's: PROBE_VALUE" in done.stderr
+    assert "refused tests.fakes.warm_probe" in log.read_text()
+
+
+def test_no_server_runs_as_a_plain_process(tmp_path):
+    done = _client(tmp_path / "gone.sock", tmp_path, "tests.fakes.warm_probe", "exit", "0")
+    assert done.returncode == 0 and done.stdout.strip().endswith("ran plain")
+
+
+def test_the_fork_dies_with_its_client(server, tmp_path):
+    sock, _ = server
+    proc = subprocess.Popen([sys.executable, "-c", CLIENT, "tests.fakes.warm_probe", "sleep", "120"], cwd=tmp_path,
+                            env=_env(**{warm.ENV: str(sock)}), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    fork = int(line.split("pid=")[1])
+    assert fork != proc.pid, "it runs in the fork, not the client"
+    proc.kill()   # SIGKILL: the client cannot forward anything
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{fork}").exists() and "zombie" not in _state(fork):
+        assert time.monotonic() < deadline, "the fork outlived its client"
+        time.sleep(0.2)
+    after = _client(sock, tmp_path, "tests.fakes.warm_probe", "exit", "0")   # it took its own group only
+    assert after.returncode == 0 and "ran plain" not in after.stdout, "the server survived the fork's end"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split("\n")[0]
+    except (OSError, IndexError):
+        return "zombie"
+
+
+def test_code_edited_after_the_server_started_is_refused():
+    """A fork would run the code the server imported, while dvc.lock records the files on disk."""
+    root = str(ROOT)
+    code = warm.project_files(root)
+    assert code, "the project's modules are tracked"
+    env = dict(os.environ)
+    request = {"module": "flows.score", "args": [], "env": env}
+    assert warm.refusal(request, env, code, root) is None
+    stale = {**code, next(iter(code)): (0, 0)}
+    assert warm.refusal(request, env, stale, root).startswith("project code changed since the warm server started")
