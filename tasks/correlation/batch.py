@@ -22,8 +22,6 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from tasks.correlation.metrics import METRICS
-
 _weightedtau = getattr(stats.weightedtau, "__wrapped__", stats.weightedtau)
 
 
@@ -93,7 +91,7 @@ def weighted_tau(x, y):
     return np.array([float(_weightedtau(a, b).statistic) for a, b in zip(x, y)])
 
 
-def compute(bench: np.ndarray, down: np.ndarray, ties: np.ndarray, rbo_p: float, metrics=METRICS) -> dict:
+def compute(bench: np.ndarray, down: np.ndarray, ties: np.ndarray, rbo_p: float, metrics) -> dict:
     """Per metric, its value in every row (NaN where undefined, and in every metric of a row with a
     non-finite value). bench, down: resamples × RMs; ties: tie_keys."""
     bench, down = np.asarray(bench, dtype=float), np.asarray(down, dtype=float)
