@@ -121,3 +121,56 @@ def test_reversed_ranking_and_random_ranking_values():
 def test_holm_skips_tests_that_did_not_run():
     got = M.holm({"a": 0.01, "b": 0.04, "c": None, "d": float("nan")})
     assert got == {"a": pytest.approx(0.02), "b": pytest.approx(0.04), "c": None, "d": None}
+
+
+def _random_draws(rng, n: int, b: int, kind: int):
+    """b resamples of n RMs: continuous values, or few distinct values (ties, constant rows, zero and negative
+    gains), with some rows forced constant and one with a missing value."""
+    if kind == 0:
+        bench, down = rng.random((b, n)), rng.random((b, n))
+    else:
+        bench = rng.integers(0, 3, (b, n)) / 2
+        down = rng.integers(-1 if kind == 2 else 0, 3, (b, n)) / 4
+    bench[0], down[1], down[2] = 0.5, 0.25, 0.0          # constant benchmark; constant and all-zero gains
+    bench[3, -1] = np.nan
+    return bench, down
+
+
+@pytest.mark.parametrize("n", range(2, 9))
+@pytest.mark.parametrize("resampled", [False, True])
+def test_batched_bootstrap_metrics_equal_the_library_on_every_resample(n, resampled):
+    """resample.metric_draws (batch.py) against metrics.compute (the libraries) on each resample, with the
+    names resample._names gives duplicated RMs: equal to 1e-12 and NaN exactly where the library gives NaN."""
+    from tasks.correlation import resample as R
+
+    rng = np.random.default_rng(n * 10 + resampled)
+    names = [f"rm{k}" for k in rng.permutation(n)]   # the name order is not the input order
+    for kind in range(3):
+        bench, down = _random_draws(rng, n, 40, kind)
+        idx = rng.integers(0, n, (40, n)) if resampled else None
+        got = R.metric_draws(bench, down, names, P, idx)
+        for r in range(40):
+            pick = idx[r] if resampled else np.arange(n)
+            want = M.compute(bench[r][pick], down[r][pick], R._names(names, pick) if resampled else names, P)
+            for m in M.METRICS:
+                assert math.isnan(got[m][r]) == math.isnan(want[m]), (m, r, kind)
+                if not math.isnan(want[m]):
+                    assert abs(got[m][r] - want[m]) <= 1e-12, (m, r, kind)
+
+
+@pytest.mark.parametrize("n", [3, 4, 6])
+def test_batched_permutation_test_equals_the_library_statistic_per_permutation(n):
+    """metrics.permutation (one batched call per metric) gives the p-value and null mean that scipy's
+    permutation_test gets calling the library metric once per permutation."""
+    from scipy import stats
+
+    rng = np.random.default_rng(n)
+    names = [f"rm{k}" for k in rng.permutation(n)]
+    bench, down = rng.integers(0, 3, n) / 2, rng.random(n)
+    bench[0] = 1.0   # not constant
+    got = M.permutation(bench, down, names, P, 9999, lambda m: np.random.default_rng(0))
+    for m in M.METRICS:
+        res = stats.permutation_test((bench,), lambda b, f=M.FUNCTIONS[m]: f(b, down, names, P),
+                                     permutation_type="pairings", n_resamples=9999, alternative="greater")
+        want = (float(res.pvalue), float(np.nanmean(res.null_distribution)))
+        assert got[m] == pytest.approx(want, rel=0, abs=1e-12), m

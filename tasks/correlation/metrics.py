@@ -1,5 +1,8 @@
 """How well one ranking of RMs (by a benchmark predictor) agrees with another (by downstream score).
-Every metric comes from a maintained library; this module only fixes the conventions:
+Every metric comes from a maintained library; this module only fixes the conventions. The bootstrap
+and the permutation test evaluate thousands of rankings of a few RMs, so they use batch.py's batched
+form of the same metrics; tests/test_correlation_metrics.py checks it against these library versions
+(to 1e-12, NaN where they give NaN). The conventions:
 
 - Higher is better on both sides.
 - Ties: NDCG and RBO need one strict order, so equal values are ordered by RM name (the name that
@@ -27,6 +30,8 @@ import numpy as np
 from ranked_overlap import rbo as _rbo
 from scipy import stats
 from sklearn.metrics import ndcg_score
+
+from tasks.correlation import batch
 
 METRICS = ("pearson", "spearman", "kendall_tau_b", "weighted_tau", "ndcg", "rbo")
 CONVENTIONS = {   # written into metrics/correlation.json
@@ -101,6 +106,18 @@ def compute(bench, down, names, rbo_p: float, metrics=METRICS) -> dict[str, floa
         return {m: FUNCTIONS[m](bench, down, names, rbo_p) for m in metrics}
 
 
+def _batched(metric: str, down, names, rbo_p: float):
+    """The metric of permuted benchmark values (rows of `b`, or one 1-D vector) against `down`, batched."""
+    ties = batch.tie_keys(names, np.arange(len(names))[None, :])
+
+    def statistic(b, axis=-1):
+        rows = np.atleast_2d(b)
+        shape = rows.shape
+        got = batch.compute(rows, np.broadcast_to(down, shape), np.broadcast_to(ties, shape), rbo_p, (metric,))
+        return got[metric] if np.ndim(b) > 1 else got[metric][0]
+    return statistic
+
+
 def permutation(bench, down, names, rbo_p: float, n_resamples: int, rng_for) -> dict[str, tuple[float, float]]:
     """Per metric (one-sided permutation p-value, the mean of the permutation distribution = what a
     random ranking gets); rng_for(metric) gives its seeded generator."""
@@ -113,7 +130,7 @@ def permutation(bench, down, names, rbo_p: float, n_resamples: int, rng_for) -> 
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = stats.permutation_test((bench,), lambda b, f=FUNCTIONS[m]: f(b, down, names, rbo_p),
+            res = stats.permutation_test((bench,), _batched(m, down, names, rbo_p), vectorized=True,
                                          permutation_type="pairings", n_resamples=n_resamples,
                                          alternative="greater", rng=rng_for(m))
         null = np.asarray(res.null_distribution, dtype=float)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tasks.correlation import batch
 from tasks.correlation import metrics as M
 
 METHOD = ("two-level percentile bootstrap: each resample draws the RMs with replacement (an RM drawn twice "
@@ -40,24 +41,22 @@ def draw(rng: np.random.Generator, n_questions: int, n_rms: int, b: int) -> Resa
 
 
 def _names(names: list[str], idx) -> list[str]:
-    # copies of one RM keep its name first, so distinct RMs still tie-break by name; the suffix orders the copies
+    # the names a resample's RMs carry: copies of one RM keep its name first, so distinct RMs still tie-break
+    # by name; the suffix orders the copies. batch.tie_keys orders them the same way (the reference in the tests)
     return [f"{names[i]}\x00{j:04d}" for j, i in enumerate(idx)]
 
 
 def metric_draws(bench: np.ndarray, down: np.ndarray, names: list[str], rbo_p: float,
                  rm_index: np.ndarray | None, metrics=M.METRICS) -> dict[str, np.ndarray]:
     """Per metric, its value in every resample (NaN where undefined). bench, down: resamples × RMs;
-    rm_index None = the RMs as they are (question resampling only)."""
-    out = {m: np.full(len(bench), np.nan) for m in metrics}
-    for r in range(len(bench)):
-        if rm_index is None:
-            values = M.compute(bench[r], down[r], names, rbo_p, metrics)
-        else:
-            idx = rm_index[r]
-            values = M.compute(bench[r][idx], down[r][idx], _names(names, idx), rbo_p, metrics)
-        for m, v in values.items():
-            out[m][r] = v
-    return out
+    rm_index None = the RMs as they are (question resampling only). All resamples in one batch
+    (batch.py), equal to metrics.compute on each resample with the names of `_names`."""
+    bench, down = np.asarray(bench, dtype=float), np.asarray(down, dtype=float)
+    if rm_index is None:
+        rm_index = np.broadcast_to(np.arange(len(names)), bench.shape)
+    else:
+        bench, down = np.take_along_axis(bench, rm_index, 1), np.take_along_axis(down, rm_index, 1)
+    return batch.compute(bench, down, batch.tie_keys(names, rm_index), rbo_p, metrics)
 
 
 def interval(values: np.ndarray, ci: float) -> tuple[float | None, float | None, int]:
