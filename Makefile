@@ -40,6 +40,6 @@ test: $(STAMP) browser
 test-fast: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not slow" tests
 
-# every stage's outputs, as the stage table lists them (tasks/stages.py)
+# every stage's outputs, as the stage table lists them (tasks/core/stage_table.py)
 clean-outputs: $(STAMP)
 	rm -rf $$($(BIN)/prbench dag --outputs)

@@ -30,7 +30,8 @@ RMS = {"length-longer": {"kind": "length-longer"}, "random": {"kind": "random"},
 
 
 def build(root: Path, chunk_size: int) -> None:
-    from tasks import layout, train_rm
+    from tasks.core import layout
+    from tasks.stages import train_rm
     from tests.test_scale import inputs, scale_project
 
     root.mkdir(parents=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))   # run from anywhere
 
-from tasks.llm import LLM, CallCache, GenParams, make_backend  # noqa: E402
+from tasks.models.llm import LLM, CallCache, GenParams, make_backend  # noqa: E402
 from tests.fakes.gemini_server import FakeGeminiServer  # noqa: E402
 
 KEY = "benchmark-key"   # the fake server's key, not a real one

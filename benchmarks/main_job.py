@@ -35,7 +35,7 @@ def metrics_to_stage(clone: Path) -> dict[str, str]:
     import yaml
 
     sys.path.insert(0, str(clone))
-    from tasks.stages import TABLE
+    from tasks.core.stage_table import TABLE
 
     rms = yaml.safe_load((clone / "params.yaml").read_text())["scoring"]["rms"]
     out = {}

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 def child(kind: str, root: Path, rm: str, updates: int, algorithm: str, kl_coef: float | None) -> None:
     import yaml
 
-    from tasks import layout
+    from tasks.core import layout
 
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["rl"].update(algorithm=algorithm, rms=[rm])
@@ -42,15 +42,15 @@ def child(kind: str, root: Path, rm: str, updates: int, algorithm: str, kl_coef:
               "inferred_rubrics": str(root / layout.RUBRICS["inferred_rubrics"])}
     run_dir = root / f"u{updates}"
     if kind == "convert":
-        from tasks.rl.policy import base_folder
+        from tasks.downstream.rl.policy import base_folder
 
         base_folder(params["rl"]["policy"], params["common"]["cache_dir"])
     elif kind == "train":
-        from tasks.rl import train
+        from tasks.downstream.rl import train
 
         train.run(params, rm, inputs, {k: str(run_dir / v) for k, v in layout.rl_train(rm).items()})
     else:
-        from tasks.rl import evaluate
+        from tasks.downstream.rl import evaluate
 
         ins = {**inputs, "policies": {rm: str(run_dir / layout.rl_train(rm)["policy"])}}
         evaluate.run(params, ins, {k: str(run_dir / v) for k, v in layout.RL_EVAL.items()})
@@ -70,7 +70,8 @@ def timed(args: list[str], env: dict) -> tuple[float, float, str]:
 def build(root: Path) -> None:
     import yaml
 
-    from tasks import ingest, layout, profiles
+    from tasks.stages import ingest, profiles
+    from tasks.core import layout
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["common"]["cache_dir"] = str(root / "cache")
@@ -105,8 +106,8 @@ def main() -> None:
                                      ("eval", "eval", a.long)]}
         import yaml
 
-        from tasks.artifacts import read_table
-        from tasks.bon.sample import pick_questions
+        from tasks.core.artifacts import read_table
+        from tasks.downstream.bon.sample import pick_questions
 
         params = yaml.safe_load((root / "params.yaml").read_text())["rl"]
 

@@ -42,7 +42,7 @@ def main() -> None:
     import yaml
 
     from rl_cost import build
-    from tasks import layout
+    from tasks.core import layout
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--rm", default="length-shorter")
@@ -66,7 +66,7 @@ def main() -> None:
                   "ranked_profile": str(root / layout.PROFILES["ranked_profile"]),
                   "profile_context": str(root / layout.PROFILES["profile_context"]),
                   "inferred_rubrics": str(root / layout.RUBRICS["inferred_rubrics"])}
-        from tasks.rl import evaluate, train
+        from tasks.downstream.rl import evaluate, train
 
         t1 = clock()
         out = {k: str(root / v) for k, v in layout.rl_train(a.rm).items()}

@@ -6,7 +6,7 @@ sample: the first --pairs test pairs (scoring.per_domain_limit off) under none, 
   cold      `python -m flows.cli score ...` as a subprocess in an empty folder: its own params copy and
             empty caches (ingest, embeddings), process start and model load included (goal <= 30 s)
   warm      the same command again (ingest and embeddings cached)
-  scoring   in one process: tasks.quick_score.score_all (encoding, truncation, length-sorted batches,
+  scoring   in one process: tasks.ops.quick_score.score_all (encoding, truncation, length-sorted batches,
             forward) vs a bare torch.no_grad() forward over the same token batches, encoded beforehand
             (goal: scoring <= 2x bare); the fastest of --rounds each, since other load only adds time
 
@@ -48,14 +48,14 @@ def in_process(tmp: Path, head: Path, pairs_n: int, rounds: int) -> tuple[float,
     os.chdir(tmp)
     import torch
 
-    from tasks import chunks
-    from tasks.params import load_params
-    from tasks.quick_score import _pairs_from_file, profile_texts, resolve_data, score_all, select_pairs
-    from tasks.resources import Resources
-    from tasks.rms.registry import make_rm
-    from tasks.rms.seq_cls import encode_many, length_batches
-    from tasks.artifacts import read_table
-    from tasks.strategies import contexts as build_contexts, pair_inputs
+    from tasks.models import chunks
+    from tasks.ops.params import load_params
+    from tasks.ops.quick_score import _pairs_from_file, profile_texts, resolve_data, score_all, select_pairs
+    from tasks.models.resources import Resources
+    from tasks.models.rms.registry import make_rm
+    from tasks.models.rms.seq_cls import encode_many, length_batches
+    from tasks.core.artifacts import read_table
+    from tasks.models.strategies import contexts as build_contexts, pair_inputs
 
     torch.set_num_threads(int(os.environ.get("PRBENCH_TORCH_THREADS", "2")))
     params = load_params(str(tmp / "params.yaml"))

@@ -37,7 +37,7 @@ def build_pairs(n: int, path: Path, repeat: int = 1) -> None:
     import pyarrow.parquet as pq
     import yaml
 
-    from tasks.ingest import ingest_from_params
+    from tasks.stages.ingest import ingest_from_params
 
     p = yaml.safe_load((ROOT / "params.yaml").read_text())["ingest"]
     res = ingest_from_params({**p, "source": "files", "path": str(ROOT / "data/sample/rewardbench")})
@@ -66,7 +66,7 @@ def make_head(folder: Path) -> None:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from tasks.encoders import EMBEDDED
+    from tasks.models.encoders import EMBEDDED
 
     minilm = EMBEDDED["all-MiniLM-L6-v2"]()
     torch.manual_seed(0)
@@ -78,8 +78,8 @@ def scorer(mode: str, model: str, max_length: int, batch_size: int):
     """A function chunk -> list of scores (2 per pair) for one of the three ways."""
     import torch
 
-    from tasks.rms.base import PairInput, user_message
-    from tasks.rms.registry import make_rm
+    from tasks.models.rms.base import PairInput, user_message
+    from tasks.models.rms.registry import make_rm
 
     rm = make_rm("bench", {"kind": "seq-cls", "model": model, "max_length": max_length, "batch_size": batch_size}, None)
     tok, net = rm.tok, rm.model

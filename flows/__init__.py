@@ -41,19 +41,19 @@ def _torch_threads() -> str:
 def refuse_bad_params_early(module: str, rest: list[str]) -> None:
     """`python -m flows.<stage>` (what dvc runs): check params before Prefect is even imported (seconds
     of import, its home created): a bad file is one line per problem and exit 1, nothing started."""
-    from tasks.errors import ConfigError, did_you_mean
-    from tasks.params import load_params
-    from tasks.stages import STAGES
+    from tasks.core.errors import ConfigError, did_you_mean
+    from tasks.ops.params import load_params
+    from tasks.core.stage_table import STAGES
 
     stage = module.removeprefix("flows.")
     if stage not in STAGES and stage != "pipeline":
         return
     try:
-        from tasks.stages import read_keys
+        from tasks.core.stage_table import read_keys
 
         params = load_params(complete=read_keys([stage] if stage in STAGES else None))
         if stage in STAGES and STAGES[stage].per_rm and len(rest) == 1:
-            from tasks.stages import fan_keys
+            from tasks.core.stage_table import fan_keys
 
             keys = fan_keys(STAGES[stage], params)
             if rest[0] not in keys:

@@ -7,8 +7,8 @@ import sys
 from prefect import flow
 
 from flows.common import per_rm_main, run_stage, stage_task
-from tasks.benchmarks import stage
-from tasks.params import load_params
+from tasks.stages.benchmarks import stage
+from tasks.ops.params import load_params
 
 
 def _run(params: dict, rm: str, inputs: dict, out: dict) -> dict:

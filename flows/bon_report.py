@@ -8,11 +8,11 @@ from prefect import flow
 
 from flows import ui
 from flows.common import main, run_stage, stage_task
-from tasks import bon
-from tasks.artifacts import read_table
-from tasks.bon import report
-from tasks.params import load_params
-from tasks.stages import STAGES
+from tasks.downstream import bon
+from tasks.core.artifacts import read_table
+from tasks.downstream.bon import report
+from tasks.ops.params import load_params
+from tasks.core.stage_table import STAGES
 
 
 def inputs(rms) -> dict:

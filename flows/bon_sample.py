@@ -6,8 +6,8 @@ import sys
 from prefect import flow
 
 from flows.common import main, run_stage, stage_task
-from tasks.bon import sample
-from tasks.params import load_params
+from tasks.downstream.bon import sample
+from tasks.ops.params import load_params
 
 bon_sample_task = stage_task("bon_sample", sample.run)
 

@@ -8,8 +8,8 @@ from prefect import flow
 
 from flows import runner
 from flows.common import per_rm_main, run_stage, stage_key, stage_task
-from tasks.bon import select
-from tasks.params import load_params
+from tasks.downstream.bon import select
+from tasks.ops.params import load_params
 
 bon_score_chunk_task = runner.chunk_task("bon_score-chunk", select.score_chunk)
 

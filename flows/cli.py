@@ -12,16 +12,16 @@ import flows  # noqa: F401 - sets Prefect's environment before anything imports 
 
 def cmd_run(args) -> int:
     """The main job: the whole DAG on params.yaml, reported to a local Prefect server."""
-    from tasks.params import load_params
+    from tasks.ops.params import load_params
 
     # every problem of the params file, before a server starts (dvc reads params.yaml only)
-    from tasks.stages import read_keys
+    from tasks.core.stage_table import read_keys
 
     load_params(args.params if args.no_dvc else None, complete=read_keys())
     if args.no_dvc:
         from flows.common import main
         from flows.pipeline import pipeline
-        from tasks.stages import ORDER
+        from tasks.core.stage_table import ORDER
 
         if args.until and args.until not in ORDER:
             print(f"--until {args.until}: not a stage (one of {', '.join(ORDER)})", file=sys.stderr)
@@ -55,7 +55,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from tasks.ingest import validate_path
+    from tasks.stages.ingest import validate_path
 
     problems = validate_path(args.path, layout=args.layout)
     for line in problems:
@@ -68,7 +68,7 @@ def cmd_validate(args) -> int:
 def _option(text: str):
     import yaml
 
-    from tasks.errors import ConfigError
+    from tasks.core.errors import ConfigError
 
     key, eq, value = text.partition("=")
     if not eq or not key:
@@ -84,9 +84,9 @@ PLAIN_OPTIONS = ("batch_size", "max_length", "revision")   # reward-bench's comm
 
 def score_entry(args, params: dict) -> dict:
     """The RM entry the flags describe, checked as a params entry, its problems named as flags."""
-    from tasks.errors import ConfigError
-    from tasks.params.check import check_params
-    from tasks.strategies import STRATEGIES
+    from tasks.core.errors import ConfigError
+    from tasks.ops.params import check_params
+    from tasks.models.strategies import STRATEGIES
 
     plain = {k: getattr(args, k) for k in PLAIN_OPTIONS if getattr(args, k, None) is not None}
     entry = {"kind": args.kind, **({"model": args.model} if args.model else {}), **plain,
@@ -109,8 +109,8 @@ def score_entry(args, params: dict) -> dict:
 
 
 def cmd_score(args) -> int:
-    from tasks.params import load_params
-    from tasks.quick_score import data_source, quick_score
+    from tasks.ops.params import load_params
+    from tasks.ops.quick_score import data_source, quick_score
 
     params = load_params(args.params)
     if args.benchmark or args.subset or args.limit:   # list-wise benchmarks score with none / raw_profile
@@ -118,7 +118,7 @@ def cmd_score(args) -> int:
     entry = score_entry(args, params)
     benchmark = args.benchmark
     if args.data and not benchmark:
-        from tasks.benchmarks.cli import OURS, detect
+        from tasks.stages.benchmarks.cli import OURS, detect
 
         found = detect(args.data)
         benchmark = found if found != OURS else None
@@ -127,8 +127,8 @@ def cmd_score(args) -> int:
     name = args.name or (Path(args.model).name if args.model else args.kind)
     out = Path(args.out or f"results/score-{name}")
     if benchmark:
-        from tasks.benchmarks import get
-        from tasks.benchmarks.cli import score_benchmark
+        from tasks.stages.benchmarks import get
+        from tasks.stages.benchmarks.cli import score_benchmark
 
         get(benchmark, "--benchmark")   # an unknown name: "did you mean"
         print(score_benchmark(params, entry=entry, name=name, benchmark=benchmark, data=args.data, out=out,
@@ -146,9 +146,9 @@ def cmd_serve(args) -> int:
     """Serve the deployments (reproduce, watch-releases, score-rm) against a persistent Prefect
     server: PREFECT_API_URL's when set, else one on 127.0.0.1 with the project's .prefect home."""
     from flows import server as srv
-    from tasks.params import load_params
+    from tasks.ops.params import load_params
 
-    from tasks.stages import read_keys
+    from tasks.core.stage_table import read_keys
 
     rel = load_params(complete=[*read_keys(), "releases"])["releases"]   # the whole file checked before a server starts
     url, local = os.environ.get("PREFECT_API_URL"), None
@@ -172,10 +172,10 @@ def cmd_serve(args) -> int:
 
 
 def cmd_dag(args) -> int:
-    from tasks import dag
+    from tasks.core import dag
 
     if args.outputs:   # every stage's outputs (per-RM ones as globs), e.g. for `make clean-outputs`
-        from tasks.stages import TABLE
+        from tasks.core.stage_table import TABLE
 
         print("\n".join(p.replace("${key}", "*") for s in TABLE for p in s.out().values()))
         return 0
@@ -189,13 +189,13 @@ def cmd_dag(args) -> int:
 
 def cmd_params(args) -> int:
     """Check params files (all problems, one line each), or print every key with its type, default and doc."""
-    from tasks.params import load_params
-    from tasks.params.doc import schema_doc
+    from tasks.ops.params import load_params
+    from tasks.core.params.doc import schema_doc
 
     if args.doc:
         print(schema_doc())
         return 0
-    from tasks.errors import ConfigError
+    from tasks.core.errors import ConfigError
 
     bad = 0
     for path in args.files or ["params.yaml"]:
@@ -254,10 +254,10 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("files", nargs="*", help="params files (default params.yaml)")
     pa.add_argument("--doc", action="store_true", help="print every key with its type, default and doc")
     pa.set_defaults(func=cmd_params)
-    from tasks.correlation.diff import add_parser as add_diff
+    from tasks.downstream.correlation.diff import add_parser as add_diff
     from flows.release_cli import add_parser as add_release
-    from tasks.human_eval import cli as human_eval_cli
-    from tasks.report.cli import add_parser as add_report
+    from tasks.ops import human_eval_cli
+    from tasks.ops.report.cli import add_parser as add_report
 
     add_diff(sub)
     add_release(sub)
@@ -267,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from tasks.errors import ConfigError, DataError, DataErrors
+    from tasks.core.errors import ConfigError, DataError, DataErrors
 
     args = build_parser().parse_args(argv)
     try:

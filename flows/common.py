@@ -11,11 +11,11 @@ from prefect import get_run_logger, task
 from prefect.cache_policies import INPUTS, TASK_SOURCE
 from prefect.states import Failed
 
-from tasks import stages
-from tasks.artifacts import file_hash, tree_hash
-from tasks.codedeps import code_files
-from tasks.errors import ConfigError, DataError, DataErrors
-from tasks.schemas import SchemaMismatch
+from tasks.core import stage_table as stages
+from tasks.core.artifacts import file_hash, tree_hash
+from tasks.core.codedeps import code_files
+from tasks.core.errors import ConfigError, DataError, DataErrors
+from tasks.core.schemas import SchemaMismatch
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = TASK_SOURCE + INPUTS
@@ -33,7 +33,7 @@ STAGE_TASK = dict(cache_policy=CACHE, persist_result=True, retries=2, retry_dela
 
 def code_hash(stage: str) -> str:
     """The stage's code is part of its cache key: edit the logic and the cache misses. The same
-    files as its dvc.yaml code deps: the project files its flow imports (tasks/codedeps.py)."""
+    files as its dvc.yaml code deps: the project files its flow imports (tasks/core/codedeps.py)."""
     return tree_hash([ROOT / f for f in code_files(stages.get(stage).module, ROOT)])
 
 
@@ -136,8 +136,8 @@ def per_rm_main(flow) -> int:
 def preflight(params_path=None, rm: str | None = None, stage: str | None = None) -> dict:
     """The params checked before anything starts (a server, a model): a ConfigError names each problem;
     every key the stage (default: the whole pipeline) reads must be in the file."""
-    from tasks.errors import did_you_mean
-    from tasks.params import load_params
+    from tasks.core.errors import did_you_mean
+    from tasks.ops.params import load_params
 
     params = load_params(params_path, complete=stages.read_keys([stage] if stage else None))
     group = stages.STAGES[stage].foreach if stage in stages.STAGES else "scoring.rms"

@@ -8,11 +8,11 @@ from prefect import flow
 
 from flows import ui
 from flows.common import main, run_stage, stage_task
-from tasks import layout
-from tasks.artifacts import read_table
-from tasks.correlation import stage
-from tasks.params import load_params
-from tasks.stages import STAGES
+from tasks.core import layout
+from tasks.core.artifacts import read_table
+from tasks.downstream.correlation import stage
+from tasks.ops.params import load_params
+from tasks.core.stage_table import STAGES
 
 
 def stage_inputs(p: dict, rms) -> dict:

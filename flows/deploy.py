@@ -7,10 +7,10 @@
   adds the RM pinned at its revision to params.yaml, `dvc repro` (only its stages and the reports
   run), commits params, dvc.lock and metrics, and writes a release note artifact.
 
-Runs that change the repo hold one lock (tasks/repo_lock.py: a flock in the git dir, dropped by the
+Runs that change the repo hold one lock (tasks/ops/repo_lock.py: a flock in the git dir, dropped by the
 kernel when its holder dies), so a second run waits, saying for whom, instead of failing; watcher
 runs hold a lock of their own. A score-rm that dies midway is rolled back and scored again by the
-next score-rm, reproduce or serve start (tasks/release_txn.py). Logic lives in tasks/."""
+next score-rm, reproduce or serve start (tasks/ops/release_txn.py). Logic lives in tasks/."""
 from __future__ import annotations
 
 import os
@@ -26,10 +26,11 @@ from prefect.runtime import flow_run
 from prefect.states import Failed
 
 from flows.common import RUN_TAGS
-from tasks import gitops, layout, release_note, release_score, releases, repo_lock
-from tasks.artifacts import read_table
-from tasks.params import load_params
-from tasks.repro import dvc
+from tasks.ops import gitops, release_note, release_score, releases, repo_lock
+from tasks.core import layout
+from tasks.core.artifacts import read_table
+from tasks.ops.params import load_params
+from tasks.ops.repro import dvc
 
 PARAMS = "params.yaml"
 STATE = layout.RELEASES["state"]
@@ -118,7 +119,7 @@ def _waiting(who) -> None:
 
 @flow(name="score-rm", flow_run_name=_score_run_name, log_prints=True)
 def score_rm_flow(model: str, revision: str, name: str = "", source: str = "hub"):
-    """Score one released RM at its exact revision, as one commit or none (tasks/release_score.py).
+    """Score one released RM at its exact revision, as one commit or none (tasks/ops/release_score.py).
     Every file is downloaded and the RM built before params are touched; a failure changes nothing."""
     params = load_params(PARAMS)
     rel = params["releases"]

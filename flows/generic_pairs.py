@@ -6,8 +6,8 @@ import sys
 from prefect import flow
 
 from flows.common import main, run_stage, stage_task
-from tasks import generic_pairs
-from tasks.params import load_params
+from tasks.stages import generic_pairs
+from tasks.ops.params import load_params
 
 generic_pairs_task = stage_task("generic_pairs", generic_pairs.run)
 

@@ -6,9 +6,9 @@ import sys
 from prefect import flow
 
 from flows.common import main, run_stage, stage_task
-from tasks.artifacts import tree_hash
-from tasks.human_eval import stage
-from tasks.params import load_params
+from tasks.core.artifacts import tree_hash
+from tasks.stages.human_eval import stage
+from tasks.ops.params import load_params
 
 human_eval_task = stage_task("human_eval", stage.run)
 

@@ -7,9 +7,9 @@ import sys
 from prefect import flow
 
 from flows.common import main, run_stage, stage_task
-from tasks import ingest
-from tasks.artifacts import tree_hash
-from tasks.params import load_params
+from tasks.stages import ingest
+from tasks.core.artifacts import tree_hash
+from tasks.ops.params import load_params
 
 # hub data is not hashable up front: its identity is the hub id in params (the task's args)
 ingest_task = stage_task("ingest", lambda params, inputs, out: ingest.run(params["ingest"], out))

@@ -8,9 +8,10 @@ from prefect import flow
 
 from flows import ui
 from flows.common import main, run_stage, stage_task
-from tasks import layout, leaderboard
-from tasks.artifacts import read_table
-from tasks.params import load_params
+from tasks.core import layout
+from tasks.stages import leaderboard
+from tasks.core.artifacts import read_table
+from tasks.ops.params import load_params
 
 
 def score_files(rms) -> dict:

@@ -6,8 +6,8 @@ import sys
 from prefect import flow
 
 from flows.common import main, run_stage, stage_task
-from tasks import pairs
-from tasks.params import load_params
+from tasks.stages import pairs
+from tasks.ops.params import load_params
 
 pairs_task = stage_task("pairs", pairs.run)
 

@@ -1,5 +1,5 @@
 """The whole DAG in one process, for users without DVC: `prbench run --no-dvc`.
-The stages of the stage table (tasks/stages.py) in its order; per-RM stages run once per `scoring.rms` entry."""
+The stages of the stage table (tasks/core/stage_table.py) in its order; per-RM stages run once per `scoring.rms` entry."""
 from __future__ import annotations
 
 import contextvars
@@ -12,8 +12,8 @@ from prefect.states import Failed
 
 from flows.common import main
 from flows.runner import scale_params
-from tasks.params import load_params
-from tasks.stages import TABLE, fan_keys
+from tasks.ops.params import load_params
+from tasks.core.stage_table import TABLE, fan_keys
 
 
 def _flow(stage: str):

@@ -6,8 +6,8 @@ import sys
 from prefect import flow
 
 from flows.common import main, run_stage, stage_task
-from tasks import profiles
-from tasks.params import load_params
+from tasks.stages import profiles
+from tasks.ops.params import load_params
 
 profiles_task = stage_task("profiles", lambda params, inputs, out: profiles.run(params["profiles"], params["common"],
                                                                                  inputs, out))

@@ -11,7 +11,7 @@ def api_url(port: int | None = None) -> str:
     if os.environ.get("PREFECT_API_URL"):
         return os.environ["PREFECT_API_URL"]
     if port is None:
-        from tasks.params import load_params
+        from tasks.ops.params import load_params
 
         port = load_params()["releases"]["port"]
     return f"http://127.0.0.1:{port}/api"
@@ -23,7 +23,7 @@ def _connect(args) -> str:
 
     url = api_url(args.port)
     if not healthy(url):
-        from tasks.errors import ConfigError
+        from tasks.core.errors import ConfigError
 
         raise ConfigError(f"prbench release {args.release_command}: no Prefect server at {url}; start "
                           "`prbench serve` in this project first (or set PREFECT_API_URL to its server)")
@@ -41,9 +41,9 @@ def _run(deployment: str, url: str, parameters: dict | None = None) -> int:
 
 def resolve(spec: str, source: str) -> tuple[str, str]:
     """MODEL[@REV] -> (model, revision): a Hub model's current commit, or a local folder's file hash."""
-    from tasks import releases
-    from tasks.artifacts import tree_hash
-    from tasks.errors import ConfigError
+    from tasks.ops import releases
+    from tasks.core.artifacts import tree_hash
+    from tasks.core.errors import ConfigError
 
     model, _, rev = spec.partition("@")
     if source == "local":
@@ -63,7 +63,8 @@ def resolve(spec: str, source: str) -> tuple[str, str]:
 
 def status_lines(root: str | Path = ".") -> list[str]:
     """Registered releases, the one being scored, those waiting, and interrupted ones (with reasons)."""
-    from tasks import layout, release_txn, releases, repo_lock
+    from tasks.core import layout
+    from tasks.ops import release_txn, releases, repo_lock
 
     out = []
     state = releases.load_state(Path(root) / layout.RELEASES["state"])["models"]
@@ -93,8 +94,8 @@ def cmd_release(args) -> int:
     url = _connect(args)
     if args.release_command == "check":
         return _run("watch-releases/watch-releases", url)
-    from tasks import releases
-    from tasks.params import load_params
+    from tasks.ops import releases
+    from tasks.ops.params import load_params
 
     model, revision = resolve(args.model, args.source)
     params = load_params()
@@ -104,7 +105,7 @@ def cmd_release(args) -> int:
 
 
 def releases_state() -> str:
-    from tasks import layout
+    from tasks.core import layout
 
     return layout.RELEASES["state"]
 

@@ -6,9 +6,9 @@ import sys
 from prefect import flow
 
 from flows.common import main, run_stage, stage_task
-from tasks import layout
-from tasks.params import load_params
-from tasks.report import build, provenance, sources
+from tasks.core import layout
+from tasks.ops.params import load_params
+from tasks.ops.report import build, provenance, sources
 
 
 def _run(params: dict, inputs: dict, out: dict) -> dict:

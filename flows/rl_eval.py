@@ -7,10 +7,10 @@ from pathlib import Path
 from prefect import flow
 
 from flows.common import main, run_stage, stage_task
-from tasks import layout
-from tasks.params import load_params
-from tasks.rl import evaluate
-from tasks.stages import STAGES
+from tasks.core import layout
+from tasks.ops.params import load_params
+from tasks.downstream.rl import evaluate
+from tasks.core.stage_table import STAGES
 
 
 def inputs(rms) -> dict:

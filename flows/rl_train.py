@@ -7,9 +7,9 @@ import sys
 from prefect import flow
 
 from flows.common import per_rm_main, run_stage, stage_task
-from tasks.params import load_params
-from tasks.rl import train
-from tasks.stages import used_params
+from tasks.ops.params import load_params
+from tasks.downstream.rl import train
+from tasks.core.stage_table import used_params
 
 rl_train_task = stage_task("rl_train", lambda params, rm, inputs, out: train.run(params, rm, inputs, out))
 

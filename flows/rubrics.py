@@ -6,8 +6,8 @@ import sys
 from prefect import flow
 
 from flows.common import main, run_stage, stage_task
-from tasks import rubrics
-from tasks.params import load_params
+from tasks.stages import rubrics
+from tasks.ops.params import load_params
 
 rubrics_task = stage_task("rubrics", rubrics.run)
 

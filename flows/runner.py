@@ -25,7 +25,7 @@ from prefect.states import Failed
 from tqdm.auto import tqdm
 
 from flows.common import INVALID_INPUT, USER_ERRORS, content_hash, retry_unless_invalid_input
-from tasks.errors import ConfigError, did_you_mean
+from tasks.core.errors import ConfigError, did_you_mean
 
 RUNNERS = ("local", "dask", "ray")
 DEFAULTS = {"task_runner": "local", "address": None, "root": None, "chunk_size": 256}
@@ -56,14 +56,14 @@ def scale_params(params: dict) -> dict:
 
 def unscheduled(entry):
     """An RM entry without `resources`: where it runs is not part of any cache key."""
-    from tasks.rms.registry import SCHEDULING
+    from tasks.models.rms.registry import SCHEDULING
 
     return {k: v for k, v in entry.items() if k != SCHEDULING} if isinstance(entry, dict) else entry
 
 
 def unscheduled_params(params: dict, stage: str, rm: str) -> dict:
     """A per-RM stage's params, its RM entry without `resources` (where it runs is no part of a key)."""
-    from tasks.stages import used_params
+    from tasks.core.stage_table import used_params
 
     used = used_params(params, stage, rm)
     used["scoring"]["rms"][rm] = unscheduled(used["scoring"]["rms"][rm])
@@ -74,7 +74,7 @@ def unscheduled_params(params: dict, stage: str, rm: str) -> dict:
 def configured(params: dict, rm: str | None = None):
     """Run the stage tasks inside on the task runner of `params['scale']`, with the resources of
     RM `rm`'s entry (e.g. {gpu: 1}) asked for each of its chunk tasks."""
-    from tasks.rms.registry import resource_requests
+    from tasks.models.rms.registry import resource_requests
 
     entry = (params.get("scoring") or {}).get("rms", {}).get(rm) if rm else None
     req = resource_requests(rm, entry) if isinstance(entry, dict) else {}

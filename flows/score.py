@@ -9,8 +9,8 @@ from prefect import flow
 
 from flows import runner
 from flows.common import per_rm_main, run_stage, stage_key, stage_task
-from tasks import score
-from tasks.params import load_params
+from tasks.stages import score
+from tasks.ops.params import load_params
 
 score_chunk_task = runner.chunk_task("score-chunk", score.score_chunk)
 

@@ -6,9 +6,9 @@ import sys
 from prefect import flow
 
 from flows.common import main, run_stage, stage_task
-from tasks import train_rm
-from tasks.params import load_params
-from tasks.stages import STAGES
+from tasks.stages import train_rm
+from tasks.ops.params import load_params
+from tasks.core.stage_table import STAGES
 
 train_rm_task = stage_task("train_rm", train_rm.run)
 
@@ -25,7 +25,7 @@ def stage_inputs(p: dict) -> dict:
 # stdout while `datasets` fingerprints a function (bytecode lines in the log, and dill sees no globals)
 @flow(name="train_rm")
 def train_rm_flow(params_path: str | None = None):
-    from tasks.encoders import resolve_model
+    from tasks.models.encoders import resolve_model
 
     params = load_params(params_path)
     backbone = resolve_model(params["train_rm"]["backbone"])[1]   # local weights hash: new weights, new run

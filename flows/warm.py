@@ -105,7 +105,7 @@ def preload() -> None:
     """What stage processes import: every stage flow, and the heavy libraries their tasks import late."""
     import importlib
 
-    from tasks.stages import TABLE
+    from tasks.core.stage_table import TABLE
 
     for name in ("torch", "transformers", "sentence_transformers", "llama_cpp", "trl", "sklearn.metrics",
                  "scipy.stats", "matplotlib.pyplot"):

@@ -1,5 +1,5 @@
 """Plots read back: what a figure shows (lines, bars, points, heatmap cells, texts), taken from the
-figure just before tasks.plots.save writes it, so a test checks the data behind a plot, not its PNG."""
+figure just before tasks.core.plots.save writes it, so a test checks the data behind a plot, not its PNG."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -49,13 +49,13 @@ def bars_by_tick(ax: dict, label: str, axis: str = "x") -> dict[str, float]:
 
 @pytest.fixture
 def figures(monkeypatch):
-    """{file name: figure_data} of every plot saved while the test runs (tasks.plots.save still writes it)."""
-    import tasks.plots
+    """{file name: figure_data} of every plot saved while the test runs (tasks.core.plots.save still writes it)."""
+    import tasks.core.plots
 
-    seen, real = {}, tasks.plots.save
+    seen, real = {}, tasks.core.plots.save
 
     def save(fig, path):
         seen[Path(path).name] = figure_data(fig)
         return real(fig, path)
-    monkeypatch.setattr(tasks.plots, "save", save)
+    monkeypatch.setattr(tasks.core.plots, "save", save)
     return seen

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from tasks import ingest, layout, profiles
+from tasks.stages import ingest, profiles
+from tasks.core import layout
 from tests.conftest import ROOT, SAMPLE
 
 DUMMY = {"backend": "dummy", "model": "dummy"}

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 TASK = '''"""hello: a stage that only greets (what a new stage brings: its logic and its params group)."""
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks.runlog import write_metrics
+from tasks.core.runlog import write_metrics
 
 
 class HelloParams(BaseModel):
@@ -36,7 +36,7 @@ from prefect import flow
 
 from flows.common import main, run_stage, stage_task
 from tasks import hello
-from tasks.params import load_params
+from tasks.ops.params import load_params
 
 hello_task = stage_task("hello", hello.run)
 
@@ -68,9 +68,9 @@ def test_a_new_stage_is_the_table_its_flow_its_task_and_params(tmp_path, stage_s
     _run(repo, "git", "add", "-A")
     _run(repo, "git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
 
-    table = (repo / "tasks/stages.py").read_text()
+    table = (repo / "tasks/core/stage_table.py").read_text()
     assert "TABLE = (\n" in table
-    (repo / "tasks/stages.py").write_text(table.replace("TABLE = (\n", "TABLE = (\n" + ENTRY, 1))
+    (repo / "tasks/core/stage_table.py").write_text(table.replace("TABLE = (\n", "TABLE = (\n" + ENTRY, 1))
     (repo / "tasks/hello.py").write_text(TASK)
     (repo / "flows/hello.py").write_text(FLOW)
     with open(repo / "params.yaml", "a") as fh:
@@ -78,7 +78,7 @@ def test_a_new_stage_is_the_table_its_flow_its_task_and_params(tmp_path, stage_s
 
     _run(repo, sys.executable, "-m", "flows.cli", "dag", "--write")
     spec = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]["hello"]
-    assert {"flows/hello.py", "tasks/hello.py", "tasks/runlog.py", "flows/common.py"} <= set(spec["deps"])
+    assert {"flows/hello.py", "tasks/hello.py", "tasks/core/runlog.py", "flows/common.py"} <= set(spec["deps"])
     assert spec["params"] == ["hello"] and spec["metrics"] == [{"metrics/hello.json": {"cache": False}}]
 
     bad = (repo / "params.yaml").read_text()
@@ -93,5 +93,5 @@ def test_a_new_stage_is_the_table_its_flow_its_task_and_params(tmp_path, stage_s
     assert "Data and pipelines are up to date" in _run(repo, "dvc", "status", "hello")
     changed = {line[3:] for line in _run(repo, "git", "status", "--porcelain", "--untracked-files=all").splitlines()}
     assert changed - {"runs/history.jsonl", "runs/hello.json"} == {
-        "tasks/stages.py", "tasks/hello.py", "flows/hello.py", "params.yaml", "dvc.yaml", "dvc.lock",
+        "tasks/core/stage_table.py", "tasks/hello.py", "flows/hello.py", "params.yaml", "dvc.yaml", "dvc.lock",
         "metrics/hello.json"}, changed

@@ -7,8 +7,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tasks.artifacts import file_hash, write_json, write_table
-from tasks.schemas import SCHEMAS, SchemaMismatch
+from tasks.core.artifacts import file_hash, write_json, write_table
+from tasks.core.schemas import SCHEMAS, SchemaMismatch
 from tests.conftest import ROOT
 
 ROW = {"question_id": "q", "item_id": "q_0", "position": 0, "category": "c", "text": "t"}
@@ -68,30 +68,30 @@ from pathlib import Path
 writer, path, LIMIT = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
 big = secrets.token_hex(600_000)   # 1.2 MB that no compression shrinks below LIMIT
 if writer == "write_table":
-    from tasks.artifacts import write_table
+    from tasks.core.artifacts import write_table
     rows = [{"question_id": "q", "item_id": f"q_{i}", "position": i, "category": "c", "text": big[i * 4000:(i + 1) * 4000]}
             for i in range(300)]
     run = lambda: write_table(rows, path, "profiles")
 elif writer == "write_json":
-    from tasks.artifacts import write_json
+    from tasks.core.artifacts import write_json
     run = lambda: write_json({"big": big}, path)
 elif writer == "write_text":
-    from tasks.artifacts import write_text
+    from tasks.core.artifacts import write_text
     run = lambda: write_text(big, path)
 elif writer == "plot":
     import numpy as np
-    from tasks.plots import plt, save
+    from tasks.core.plots import plt, save
     fig, ax = plt.subplots(figsize=(8, 8))
     ax.imshow(np.random.default_rng(0).random((900, 900)))
     fig.canvas.draw()   # fonts and caches now, before the cap
     run = lambda: save(fig, path)
 elif writer == "leaderboard_csv":
-    from tasks.leaderboard import MICRO, write_plot_data
+    from tasks.stages.leaderboard import MICRO, write_plot_data
     rows = [{"rm": big[i * 40:(i + 1) * 40], "strategy": "none", "evaluation_only": False, "accuracy": 0.5,
              "ci_low": 0.4, "ci_high": 0.6, "domain": MICRO} for i in range(20_000)]
     run = lambda: write_plot_data(rows, path)
 elif writer == "params_rm":
-    from tasks.params_edit import set_rm
+    from tasks.core.params_edit import set_rm
     run = lambda: set_rm(path, "new-rm", {"kind": "random"})
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from flows import cli
-from tasks.benchmarks.cli import detect
+from tasks.stages.benchmarks.cli import detect
 from tests.test_benchmarks import PATHS
 
 

@@ -3,10 +3,10 @@ bench_score) against each downstream, with the same metrics and uncertainty as o
 test of one benchmark against another ("X predicts downstream better than Y")."""
 import copy
 
-from tasks import layout
-from tasks.benchmarks import stage as bench_stage
-from tasks.correlation import stage
-from tasks.correlation.sides import load_list_benchmarks
+from tasks.core import layout
+from tasks.stages.benchmarks import stage as bench_stage
+from tasks.downstream.correlation import stage
+from tasks.downstream.correlation.sides import load_list_benchmarks
 from tests.conftest import ROOT
 from tests.stage_project import shipped_params
 
@@ -64,8 +64,8 @@ def test_item_ids_are_kept_apart_per_benchmark(tmp_path, monkeypatch):
 
 
 def test_report_shows_the_benchmark_matrix_and_each_board_with_chance(tmp_path, monkeypatch):
-    from tasks.report import benchmarks as rb
-    from tasks.report.build import render, run_context
+    from tasks.ops.report import benchmarks as rb
+    from tasks.ops.report.build import render, run_context
 
     params, folders = _bench_scores(tmp_path, monkeypatch)
     table = tmp_path / "down.csv"

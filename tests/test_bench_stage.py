@@ -6,10 +6,10 @@ import copy
 import pytest
 import yaml
 
-from tasks import layout, stages
-from tasks.artifacts import read_table
-from tasks.benchmarks import stage
-from tasks.errors import ConfigError
+from tasks.core import layout, stage_table as stages
+from tasks.core.artifacts import read_table
+from tasks.stages.benchmarks import stage
+from tasks.core.errors import ConfigError
 from tests.conftest import ROOT
 from tests.stage_project import shipped_params
 
@@ -106,7 +106,7 @@ def test_dvc_reruns_only_the_new_benchmarks_stage(tmp_path):
 
 
 def test_params_check_names_a_bad_benchmark_entry_before_any_work():
-    from tasks.params.check import check_params
+    from tasks.ops.params import check_params
 
     params = copy.deepcopy(shipped_params())
     params["benchmarks"]["rb2-demo"]["source"] = "rewardbench-2"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks.benchmarks import BENCHMARKS, get, scoring
-from tasks.errors import ConfigError, DataError
-from tasks.rms.base import input_hash
-from tasks.rms.registry import make_rm
+from tasks.stages.benchmarks import BENCHMARKS, get, scoring
+from tasks.core.errors import ConfigError, DataError
+from tasks.models.rms.base import input_hash
+from tasks.models.rms.registry import make_rm
 from tests.conftest import ROOT
 
 F = ROOT / "data" / "benchmarks" / "fixtures"

@@ -1,10 +1,10 @@
-"""bon_judge through the shared rubric judge (tasks/judge.py): 0/1/2 per aspect normalised to
+"""bon_judge through the shared rubric judge (tasks/models/judge.py): 0/1/2 per aspect normalised to
 [0, 1], each distinct answer judged once, unparseable verdicts counted and never scored 0."""
 import pytest
 
-from tasks.bon.judge_stage import judge_candidates, judge_metrics
-from tasks.judge import LLMJudge
-from tasks.llm import Completion
+from tasks.downstream.bon.judge_stage import judge_candidates, judge_metrics
+from tasks.models.judge import LLMJudge
+from tasks.models.llm import Completion
 from tests.conftest import ROOT
 
 QUESTION = {"id": "q1", "question": "How do I start a garden?",
@@ -33,7 +33,7 @@ class ScriptedLLM:
 
 
 def _samples(texts):
-    from tasks.bon.sample import answer_hash
+    from tasks.downstream.bon.sample import answer_hash
 
     return [{"question_id": "q1", "domain": "Lifestyle", "sample_index": i, "valid": t is not None, "text": t,
              "answer_hash": answer_hash(t) if t is not None else None} for i, t in enumerate(texts)]
@@ -59,7 +59,7 @@ def test_llm_verdicts_are_normalised_deduplicated_and_unparseable_ones_counted()
 
 
 def test_the_same_text_under_two_questions_is_judged_against_each_rubric():
-    from tasks.bon.judge_stage import candidates
+    from tasks.downstream.bon.judge_stage import candidates
 
     s = _samples(["same words"]) + [{**_samples(["same words"])[0], "question_id": "q2"}]
     assert [c[0] for c in candidates(s)] == ["q1", "q2"]

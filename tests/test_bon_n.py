@@ -4,7 +4,7 @@ requests give (vLLM seeds choice i with seed + i, as the fake server does), and 
 under its own sample index, so raising N asks only for the new ones."""
 import pytest
 
-from tasks.llm import LLM, CallCache, Completion, GenParams, make_backend
+from tasks.models.llm import LLM, CallCache, Completion, GenParams, make_backend
 from tests.fakes.openai_server import FakeOpenAIServer
 
 PROMPTS = [[{"role": "user", "content": f"Write an answer to question {i}."}] for i in range(3)]
@@ -63,7 +63,7 @@ def test_an_empty_choice_is_retried_alone_and_kept_invalid(tmp_path):
 
 
 def test_bon_sample_stage_asks_once_per_question(tmp_path):
-    from tasks.bon import sample
+    from tasks.downstream.bon import sample
     from tests.stage_project import make_project, save_params
     from tests.test_bon_stage import BON, paths
 

@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from tasks.bon.report import ORACLE, RANDOM, ks_for, per_question_rows
-from tasks.bon.select import best_of_k, first_k_pick, pick_probabilities, uniform_pick
+from tasks.downstream.bon.report import ORACLE, RANDOM, ks_for, per_question_rows
+from tasks.downstream.bon.select import best_of_k, first_k_pick, pick_probabilities, uniform_pick
 
 CANDS = [(0, 0.5), (1, 0.9), (2, 0.9), (3, 0.1)]
 JUDGE = {0: 0.2, 1: 0.6, 2: 1.0, 3: 0.0}

@@ -7,8 +7,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tasks import bon
-from tasks.artifacts import file_hash
+from tasks.downstream import bon
+from tasks.core.artifacts import file_hash
 from tests.conftest import ROOT
 from tests.stage_project import make_project, save_params
 
@@ -29,7 +29,7 @@ def project(root: Path, rms: dict) -> dict:
 
 
 def paths(root: Path) -> dict:
-    from tasks import layout
+    from tasks.core import layout
 
     r = lambda d: {k: str(root / v) for k, v in d.items()}  # noqa: E731
     return {"inputs": {"questions": str(root / layout.INGEST["questions"]),
@@ -41,7 +41,7 @@ def paths(root: Path) -> dict:
 
 
 def run_all(params, p, rms) -> dict:
-    from tasks.bon import judge_stage, report, sample, select
+    from tasks.downstream.bon import judge_stage, report, sample, select
 
     m = {"sample": sample.run(params, p["inputs"], p["sample"]),
          "judge": judge_stage.run(params, p["inputs"], p["judge"])}
@@ -90,8 +90,8 @@ def test_stages_end_to_end_and_adding_an_rm_reuses_everything(tmp_path, figures)
 
 
 def test_policy_prompt_never_holds_the_rubric_or_narrative(tmp_path):
-    from tasks.artifacts import read_table
-    from tasks.bon.sample import pick_questions, policy_prompts
+    from tasks.core.artifacts import read_table
+    from tasks.downstream.bon.sample import pick_questions, policy_prompts
 
     params = project(tmp_path, {})
     p = paths(tmp_path)
@@ -106,13 +106,13 @@ def test_policy_prompt_never_holds_the_rubric_or_narrative(tmp_path):
 
 
 def test_pairwise_only_rm_is_reported_not_bon_capable(tmp_path):
-    from tasks.bon import report, sample, select
+    from tasks.downstream.bon import report, sample, select
 
     params = project(tmp_path, {"pw": {"kind": "judge-pairwise", "llm": "test-llm"}})
     params["bon"]["n"] = 2
     p = paths(tmp_path)
     sample.run(params, p["inputs"], p["sample"])
-    from tasks.bon import judge_stage
+    from tasks.downstream.bon import judge_stage
 
     judge_stage.run(params, p["inputs"], p["judge"])
     m = select.run(params, "pw", p["inputs"], p["scores"]("pw"))

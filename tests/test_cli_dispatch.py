@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from flows.cli import main as cli
-from tasks.artifacts import read_table
+from tasks.core.artifacts import read_table
 from tests.test_human_eval_export import fill_csv, he_project, truth
 
 PRBENCH = Path(sys.executable).parent / "prbench"   # the console script pyproject.toml installs

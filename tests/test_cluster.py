@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks import bon, layout, score
-from tasks.artifacts import file_hash
-from tasks.runlog import read_counters
+from tasks.downstream import bon
+from tasks.core import layout
+from tasks.stages import score
+from tasks.core.artifacts import file_hash
+from tasks.core.runlog import read_counters
 from tests.dask_cluster import DaskCluster
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.stage_project import save_params
@@ -29,7 +31,7 @@ CHUNK = 16        # 6 chunks per RM (3 strategies x 2 slices of the 30 pairs): e
 
 def in_process_reference(root: Path, params: dict) -> dict:
     """Sample BoN answers (dummy policy), and score every RM here, in one process."""
-    from tasks.bon import sample, select
+    from tasks.downstream.bon import sample, select
 
     params["bon"] = {**BON, "questions_limit": 3}
     save_params(root, params)

@@ -2,7 +2,7 @@
 the BoN table from the project, writes its outputs, and is served from cache on a rerun."""
 import pytest
 
-from tasks import layout
+from tasks.core import layout
 from tests.stage_project import save_params, shipped_params
 from tests.test_correlation_stage import P, write_bon, write_scores
 

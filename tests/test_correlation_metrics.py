@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from tasks.correlation import metrics as M
+from tasks.downstream.correlation import metrics as M
 
 NAMES = ["a", "b", "c", "d"]
 P = 0.9
@@ -141,7 +141,7 @@ def _random_draws(rng, n: int, b: int, kind: int):
 def test_batched_bootstrap_metrics_equal_the_library_on_every_resample(n, resampled):
     """resample.metric_draws (batch.py) against metrics.compute (the libraries) on each resample, with the
     names resample._names gives duplicated RMs: equal to 1e-12 and NaN exactly where the library gives NaN."""
-    from tasks.correlation import resample as R
+    from tasks.downstream.correlation import resample as R
 
     rng = np.random.default_rng(n * 10 + resampled)
     names = [f"rm{k}" for k in rng.permutation(n)]   # the name order is not the input order

@@ -4,8 +4,8 @@ over, the RMs without BoN scores are named, and RMs sharing their LLM with a jud
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tasks.artifacts import read_table, write_table
-from tasks.correlation import stage
+from tasks.core.artifacts import read_table, write_table
+from tasks.downstream.correlation import stage
 
 KINDS = {"a": "seq-cls", "b": "seq-cls", "c": "seq-cls", "d": "seq-cls", "e": "similarity", "f": "seq-cls",
          "len": "length-longer", "coin": "random", "pairwise": "judge-pairwise"}

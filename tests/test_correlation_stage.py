@@ -8,11 +8,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tasks.artifacts import file_hash, write_table
-from tasks.correlation import metrics as M
-from tasks.correlation import stage
-from tasks.downstream.bon import load_bon
-from tasks.errors import ConfigError, DataErrors
+from tasks.core.artifacts import file_hash, write_table
+from tasks.downstream.correlation import metrics as M
+from tasks.downstream.correlation import stage
+from tasks.downstream.correlation.methods import load_bon
+from tasks.core.errors import ConfigError, DataErrors
 
 RMS = ["a", "b", "c", "d", "e", "f"]
 ACC = dict(zip(RMS, [9, 8, 7, 6, 5, 4]))   # personalised: right answers out of 10

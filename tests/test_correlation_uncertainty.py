@@ -5,8 +5,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from tasks.correlation import paired, stage
-from tasks.correlation.sides import Side
+from tasks.downstream.correlation import paired, stage
+from tasks.downstream.correlation.sides import Side
 from tests.test_correlation_stage import P, outs, score, write_bon
 
 RMS5 = ["a", "b", "c", "d", "e"]
@@ -43,7 +43,7 @@ def test_reversed_ranking_shows_ndcg_and_rbo_beside_their_nulls(tmp_path):
     acc = dict(zip(rms, [4, 5, 6, 7, 8, 9]))
     bon = dict(zip(rms, [0.35, 0.34, 0.33, 0.32, 0.31, 0.30]))
     rows = [score(rm, f"q{i}", "right" if i < acc[rm] else "wrong") for rm in rms for i in range(10)]
-    from tasks.artifacts import write_table
+    from tasks.core.artifacts import write_table
 
     scores = {rm: str(write_table([r for r in rows if r["rm"] == rm], tmp_path / f"{rm}.parquet", "scores"))
               for rm in rms}

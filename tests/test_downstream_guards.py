@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks import layout
-from tasks.artifacts import write_table
-from tasks.errors import ConfigError
+from tasks.core import layout
+from tasks.core.artifacts import write_table
+from tasks.core.errors import ConfigError
 from tests.conftest import ROOT
 
 
@@ -19,10 +19,10 @@ def _params() -> dict:
 
 
 def test_oracle_is_refused_outside_scoring_with_one_line(tmp_path):
-    from tasks.bon import select
-    from tasks.correlation.stage import check_params
-    from tasks.rl import train
-    from tasks.train_rm import run as train_rm
+    from tasks.downstream.bon import select
+    from tasks.downstream.correlation.stage import check_params
+    from tasks.downstream.rl import train
+    from tasks.stages.train_rm import run as train_rm
 
     p = _params()
     msg = r"'oracle' is evaluation-only \(the gold rubric"
@@ -38,7 +38,7 @@ def test_oracle_is_refused_outside_scoring_with_one_line(tmp_path):
 
 
 def test_train_rm_refuses_to_train_on_the_scored_split(tmp_path):
-    from tasks.train_rm import run as train_rm
+    from tasks.stages.train_rm import run as train_rm
 
     p = _params()
     with pytest.raises(ConfigError, match=r"train_rm.splits: 'test' is also a scored split \(scoring.splits\)"):
@@ -47,8 +47,8 @@ def test_train_rm_refuses_to_train_on_the_scored_split(tmp_path):
 
 
 def test_planner_needs_rubrics_for_every_split_it_reads():
-    from tasks.bon import select
-    from tasks.rl import train
+    from tasks.downstream.bon import select
+    from tasks.downstream.rl import train
 
     p = _params()   # rubrics.splits: [test]; RL trains on train
     with pytest.raises(ConfigError, match=r"rl.strategy: 'planner' needs planner rubrics for split 'train', "
@@ -60,7 +60,7 @@ def test_planner_needs_rubrics_for_every_split_it_reads():
 
 def test_bon_counts_the_questions_whose_plan_failed(tmp_path):
     """Two test questions, the planner parsed one: the other is scored with the question only, and counted."""
-    from tasks.bon import select
+    from tasks.downstream.bon import select
 
     qs = [{"id": q, "domain": "Art", "split": "test", "category": "c", "question": f"How to {q}?", "narrative": "n",
            "rubric_aspects": [{"aspect": "a", "evidence": "e", "reason": "r"}]} for q in ("q1", "q2")]
@@ -90,7 +90,7 @@ def test_bon_counts_the_questions_whose_plan_failed(tmp_path):
 def test_params_validation_refuses_oracle_as_an_input_before_any_stage_runs(group):
     """`prbench params` / the pipeline's gate, not only the stage that would read it: an oracle
     bon.strategy must be refused before bon_sample and bon_judge spend their LLM calls."""
-    from tasks.params import validate
+    from tasks.ops.params import validate
 
     p = _params()
     p[group] = {**p[group], "strategy": "oracle"}

@@ -8,17 +8,17 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from tasks.correlation import stage
-from tasks.correlation.sides import Side, read_downstream
-from tasks.downstream import DOWNSTREAM, Method, methods
-from tasks.errors import ConfigError
-from tasks.params import validate
+from tasks.downstream.correlation import stage
+from tasks.downstream.correlation.sides import Side, read_downstream
+from tasks.downstream.correlation.methods import DOWNSTREAM, Method, methods
+from tasks.core.errors import ConfigError
+from tasks.ops.params import validate
 from tests.conftest import ROOT
 from tests.test_correlation_stage import BON, P, RMS, outs, write_scores
 
 
 def test_bon_and_rl_are_registered_in_order_and_the_table_reads_their_tables():
-    from tasks.stages import STAGES
+    from tasks.core.stage_table import STAGES
 
     assert [m.name for m in methods()] == ["bon", "rl"]
     assert STAGES["correlation"].inputs == {m.name: m.per_question for m in methods()}
@@ -62,8 +62,8 @@ def test_a_registered_method_is_correlated_like_bon(tmp_path, dpo):
 
 
 def test_a_registered_method_gets_the_generic_report_section(tmp_path, dpo):
-    from tasks.report import methods as report_methods
-    from tasks.report.sources import Sources
+    from tasks.ops.report import methods as report_methods
+    from tasks.ops.report.sources import Sources
 
     sections = report_methods.sections(Sources({"dpo_per_question": dpo}), {"common": {"seed": 1}, "correlation": P})
     assert [s["name"] for s in sections] == ["bon", "rl", "dpo"]
@@ -75,7 +75,7 @@ def test_a_registered_method_gets_the_generic_report_section(tmp_path, dpo):
 
 
 def test_the_run_page_draws_a_section_per_method(tmp_path, dpo):
-    from tasks.report import build
+    from tasks.ops.report import build
 
     params = copy.deepcopy(yaml.safe_load((ROOT / "params.yaml").read_text()))
     html = build.render("run.html.j2", build.run_context(params, {"dpo_per_question": dpo}, "v"))

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from flows import server
-from tasks.artifacts import file_hash
-from tasks.runlog import record_path
+from tasks.core.artifacts import file_hash
+from tasks.core.runlog import record_path
 from tests.conftest import ROOT, Deadline
 from tests.stage_project import fit_to_rms
 

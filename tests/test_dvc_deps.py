@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks import stages
+from tasks.core import stage_table as stages
 from tests.test_dvc import _clone_env, _copy_repo
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -66,9 +66,9 @@ def _edit_function(path: Path, name: str) -> str:
 
 
 @pytest.mark.parametrize("module, function, stale", [
-    ("tasks/ingest.py", "first_per_domain", {"ingest", "score@random"}),     # score calls it: the old stale dep
-    ("tasks/rms/base.py", "user_message", {"score@random", "leaderboard", "bon_report"}),   # through imports
-    ("tasks/bon/select.py", "best_of_k", {"bon_report"}),
+    ("tasks/stages/ingest.py", "first_per_domain", {"ingest", "score@random"}),     # score calls it: the old stale dep
+    ("tasks/models/rms/base.py", "user_message", {"score@random", "leaderboard", "bon_report"}),   # through imports
+    ("tasks/downstream/bon/select.py", "best_of_k", {"bon_report"}),
 ])
 def test_editing_an_imported_function_makes_its_stages_stale(recorded, module, function, stale):
     path = recorded / module

@@ -17,8 +17,9 @@ import yaml
 
 from dvc.utils.hydra import apply_overrides
 
-from tasks import layout, score
-from tasks.params import load_params
+from tasks.core import layout
+from tasks.stages import score
+from tasks.ops.params import load_params
 from tests.conftest import ROOT
 from tests.test_scale import inputs, outputs, scale_project
 from tests.test_versions import commit, dvc, sh

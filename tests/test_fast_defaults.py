@@ -8,11 +8,11 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from tasks.human_eval import DIMENSIONS
-from tasks.human_eval.proxy import rate
-from tasks.llm import GenParams
-from tasks.pairs import longer_than, parse_answer
-from tasks.structured import generate_parsed
+from tasks.stages.human_eval import DIMENSIONS
+from tasks.stages.human_eval.proxy import rate
+from tasks.models.llm import GenParams
+from tasks.stages.pairs import longer_than, parse_answer
+from tasks.models.structured import generate_parsed
 from tests.conftest import ROOT
 
 LONG = "First point here. " * 8          # 24 words, sentence ends every 3
@@ -85,7 +85,8 @@ def test_proxy_logprob_verdict_rates_every_dimension_and_never_defaults():
 
 
 def test_planner_per_domain_limit_covers_the_scored_pairs(tmp_path):
-    from tasks import layout, rubrics
+    from tasks.core import layout
+    from tasks.stages import rubrics
     from tests.stage_project import make_project
 
     params = make_project(tmp_path, configs=("Art_and_Entertainment", "Society_and_Culture"), limit=3)
@@ -93,7 +94,7 @@ def test_planner_per_domain_limit_covers_the_scored_pairs(tmp_path):
     out = {k: str(tmp_path / v) for k, v in layout.RUBRICS.items()}
     rubrics.run(params, {"questions": str(tmp_path / layout.INGEST["questions"]),
                          "ranked_profile": str(tmp_path / layout.PROFILES["ranked_profile"])}, out)
-    from tasks.artifacts import read_table
+    from tasks.core.artifacts import read_table
 
     planned = read_table(out["inferred_rubrics"], "inferred_rubrics").to_pylist()
     assert sorted(r["domain"] for r in planned) == ["Art", "Art", "Society", "Society"], "2 of 3 per domain"
@@ -110,7 +111,7 @@ def test_shipped_budgets_fit_the_asked_length(group):
 
 
 def test_the_report_page_is_tracked_in_git_not_the_dvc_cache():
-    from tasks import dag, stages
+    from tasks.core import dag, stage_table as stages
 
     lines = dag.render_stage(stages.get("report"))
     at = lines.index("      - report/index.html:")

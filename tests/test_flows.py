@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks import layout
-from tasks.artifacts import file_hash, read_table
+from tasks.core import layout
+from tasks.core.artifacts import file_hash, read_table
 from tests.conftest import ROOT, ingest_params, make_row, write_json_rows
 from tests.test_llm_transformers import build_tiny_llama
 from tests.stage_project import DUMMY, project_params, save_params, use_test_llm

@@ -3,8 +3,8 @@ client against the fake server: the thinking budget comes from params (off by de
 reply that stopped on the token limit is never taken as a short pair answer."""
 import pytest
 
-from tasks.llm import LLM, CallCache, GenParams, make_backend
-from tasks.pairs import generate_pairs
+from tasks.models.llm import LLM, CallCache, GenParams, make_backend
+from tasks.stages.pairs import generate_pairs
 from tests.conftest import ROOT
 from tests.fakes.gemini_server import FakeGeminiServer, thinking_budget
 

@@ -7,11 +7,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tasks import generic_pairs, layout
-from tasks.artifacts import file_hash, read_table, write_table
-from tasks.errors import ConfigError
-from tasks.llm import Completion
-from tasks.runlog import read_counters
+from tasks.stages import generic_pairs
+from tasks.core import layout
+from tasks.core.artifacts import file_hash, read_table, write_table
+from tasks.core.errors import ConfigError
+from tasks.models.llm import Completion
+from tasks.core.runlog import read_counters
 from tests.conftest import ROOT
 from tests.stage_project import make_project, save_params
 
@@ -83,7 +84,7 @@ def test_the_generator_sees_the_question_only_and_unparsed_replies_are_kept_not_
     first = sorted(questions)[0]
     rambling = " ".join(["word"] * 300)   # over max_words with no sentence end: never parses
     fake = RecordingLLM(lambda prompt: rambling if questions[first]["question"] in prompt else "A short general answer.")
-    monkeypatch.setattr("tasks.resources.Resources.llm", lambda self, name: fake)
+    monkeypatch.setattr("tasks.models.resources.Resources.llm", lambda self, name: fake)
     metrics = run(tmp_path, params)
     for q in questions.values():
         prompt = next(p for p in fake.prompts if q["question"] in p)

@@ -11,12 +11,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tasks import layout
-from tasks.artifacts import read_table, write_table
-from tasks.stages import STAGES
-from tasks.errors import ConfigError
-from tasks.human_eval import DIMENSIONS, PERSONAL, RATING_FIELDS, stage
-from tasks.human_eval.export import FILES, load_items, seeded_order, write_key
+from tasks.core import layout
+from tasks.core.artifacts import read_table, write_table
+from tasks.core.stage_table import STAGES
+from tasks.core.errors import ConfigError
+from tasks.stages.human_eval import DIMENSIONS, PERSONAL, RATING_FIELDS, stage
+from tasks.stages.human_eval.export import FILES, load_items, seeded_order, write_key
 from tests.conftest import ROOT
 from tests.stage_project import make_project, save_params
 
@@ -58,7 +58,7 @@ def run_stage(root: Path, params: dict) -> dict:
 
 def export(root: Path, params: dict, out: Path, limit=None) -> list[dict]:
     """What `prbench human-eval export` does, from the project's tables; returns the items."""
-    from tasks.human_eval.export import write_export
+    from tasks.stages.human_eval.export import write_export
 
     p, seed = params["human_eval"], params["common"]["seed"]
     items = seeded_order(load_items(inputs(root), p["splits"], p["profile_max_words"]), seed)[:limit]
@@ -172,7 +172,7 @@ def test_export_is_reproducible_and_an_existing_key_is_protected(exported, tmp_p
 def test_cli_export_writes_the_same_files(exported, tmp_path, monkeypatch, capsys):
     import argparse
 
-    from tasks.human_eval.cli import add_parser
+    from tasks.ops.human_eval_cli import add_parser
 
     root, _, _ = exported
     ap = argparse.ArgumentParser()

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tasks.artifacts import write_table
-from tasks.errors import ConfigError, DataErrors
-from tasks.human_eval import DIMENSIONS, PERSONAL
-from tasks.human_eval.analysis import agreement, krippendorff_alpha
-from tasks.human_eval.annotations import import_annotations
+from tasks.core.artifacts import write_table
+from tasks.core.errors import ConfigError, DataErrors
+from tasks.stages.human_eval import DIMENSIONS, PERSONAL
+from tasks.stages.human_eval.analysis import agreement, krippendorff_alpha
+from tasks.stages.human_eval.annotations import import_annotations
 
 HAND = Path(__file__).parent / "data" / "annotations"
 HEADER = ("item_id,annotator,a_factuality,a_relevance,a_helpfulness,a_personal_fit,"
@@ -163,7 +163,7 @@ def test_annotations_without_a_key_and_empty_folders(tmp_path, key):
 def test_cli_check_prints_one_line_per_problem(tmp_path, key, capsys):
     import argparse
 
-    from tasks.human_eval.cli import add_parser
+    from tasks.ops.human_eval_cli import add_parser
 
     raw = raw_with(tmp_path, {"x.csv": f"{HEADER}\nit1,alice,7,5,4,5,4,5,5,1\n"})
     ap = argparse.ArgumentParser()

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from tasks.human_eval import DIMENSIONS, GENERAL, PERSONAL
-from tasks.human_eval.analysis import holm, summarize
+from tasks.stages.human_eval import DIMENSIONS, GENERAL, PERSONAL
+from tasks.stages.human_eval.analysis import holm, summarize
 
 
 def ratings(table: dict) -> list[dict]:

@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 
-from tasks.artifacts import file_hash
-from tasks.human_eval import DIMENSIONS, PERSONAL
-from tasks.human_eval.proxy import parse_form
+from tasks.core.artifacts import file_hash
+from tasks.stages.human_eval import DIMENSIONS, PERSONAL
+from tasks.stages.human_eval.proxy import parse_form
 from tests.test_human_eval_export import (LAYOUT, export, fill_csv, fill_labelstudio, he_project, outputs,
                                           run_stage, truth)
 
@@ -62,7 +62,7 @@ def chosen_texts(root):
 
 
 def use_llm(monkeypatch, llm):
-    from tasks.resources import Resources
+    from tasks.models.resources import Resources
 
     monkeypatch.setattr(Resources, "llm", lambda self, name: llm)
 
@@ -87,7 +87,7 @@ def test_dummy_proxy_replies_are_invalid_and_counted_never_defaulted(tmp_path):
 
 
 def test_scripted_proxy_ratings_parse_with_bounded_retries(project, monkeypatch):
-    from tasks.human_eval.export import load_items, seeded_order
+    from tasks.stages.human_eval.export import load_items, seeded_order
     from tests.test_human_eval_export import inputs
 
     root, params = project
@@ -161,7 +161,7 @@ def test_stage_outputs_are_deterministic(project, tmp_path):
 
 
 def test_unknown_proxy_mode_is_a_config_error(project):
-    from tasks.errors import ConfigError
+    from tasks.core.errors import ConfigError
 
     root, params = project
     with pytest.raises(ConfigError, match="human_eval.proxy: unknown value 'sometimes'"):

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from tasks.human_eval import DIMENSIONS, PERSONAL
-from tasks.human_eval.analysis import (describe, krippendorff_alpha, parity, proxy_vs_human, rank_biserial,
+from tasks.stages.human_eval import DIMENSIONS, PERSONAL
+from tasks.stages.human_eval.analysis import (describe, krippendorff_alpha, parity, proxy_vs_human, rank_biserial,
                                        signed_rank, summarize)
 
 

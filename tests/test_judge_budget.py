@@ -6,11 +6,11 @@ import re
 
 import pytest
 
-from tasks.bon.judge_stage import judge_candidates, judge_metrics
-from tasks.errors import ConfigError
-from tasks.judge import make_judge
-from tasks.llm import Completion
-from tasks.pairs import judge_pairs, pair_metrics
+from tasks.downstream.bon.judge_stage import judge_candidates, judge_metrics
+from tasks.core.errors import ConfigError
+from tasks.models.judge import make_judge
+from tasks.models.llm import Completion
+from tasks.stages.pairs import judge_pairs, pair_metrics
 from tests.conftest import ROOT
 
 TOKEN = re.compile(r"\d|\s+|[^\s\d]+")
@@ -64,7 +64,7 @@ def test_the_budget_comes_from_params():
 
 
 def _samples(qids):
-    from tasks.bon.sample import answer_hash
+    from tasks.downstream.bon.sample import answer_hash
 
     return [{"question_id": q, "domain": "Art", "sample_index": 0, "valid": True, "text": f"answer to {q}",
              "answer_hash": answer_hash(f"answer to {q}")} for q in qids]

@@ -2,10 +2,10 @@
 A or B by a seeded coin keyed by the pair (p = 0.5), so a judge that always says "A" is at chance,
 not at ~100%; the share of verdicts for position A is reported in both modes."""
 
-from tasks.leaderboard import leaderboard_metrics, leaderboard_rows
-from tasks.rms.base import PairInput
-from tasks.rms.registry import make_rm
-from tasks.score import score_rows
+from tasks.stages.leaderboard import leaderboard_metrics, leaderboard_rows
+from tasks.models.rms.base import PairInput
+from tasks.models.rms.registry import make_rm
+from tasks.stages.score import score_rows
 
 LB = {"tie_policy": "strict", "bootstrap": 50, "ci": 0.95, "split": "test"}
 PAIRS = [{"question_id": f"q{i}", "domain": "Art", "split": "test", "chosen": f"GOOD answer {i}",

@@ -8,9 +8,10 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from tasks import layout, leaderboard
-from tasks.artifacts import file_hash, read_table, write_table
-from tasks.errors import ConfigError
+from tasks.core import layout
+from tasks.stages import leaderboard
+from tasks.core.artifacts import file_hash, read_table, write_table
+from tasks.core.errors import ConfigError
 from tests.figures import bars_by_tick
 from tests.stage_project import save_params, shipped_params
 

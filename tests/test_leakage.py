@@ -9,13 +9,14 @@ import re
 
 import pytest
 
-from tasks import ingest, layout, profiles, rubrics
-from tasks.artifacts import read_table, write_table
-from tasks.bon.sample import pick_questions, policy_prompts
-from tasks.llm import LLM, CallCache
-from tasks.llm.backends.dummy import DummyBackend
-from tasks.rms.registry import make_rm
-from tasks.strategies import STRATEGIES, load_contexts, pair_inputs
+from tasks.stages import ingest, profiles, rubrics
+from tasks.core import layout
+from tasks.core.artifacts import read_table, write_table
+from tasks.downstream.bon.sample import pick_questions, policy_prompts
+from tasks.models.llm import LLM, CallCache
+from tasks.models.llm.backends.dummy import DummyBackend
+from tasks.models.rms.registry import make_rm
+from tasks.models.strategies import STRATEGIES, load_contexts, pair_inputs
 from tests.conftest import ROOT, ingest_params, make_row, write_json_rows
 from tests.stage_project import project_params
 from tests.test_rms import Res
@@ -102,7 +103,7 @@ def test_the_fixture_carries_every_marker_into_the_ingested_questions(project):
 
 def test_bm25_query_is_the_question_alone(project, monkeypatch):
     seen = []
-    from tasks import retrieval
+    from tasks.models import retrieval
 
     real = retrieval.bm25_scores
     monkeypatch.setattr(retrieval, "bm25_scores", lambda query, texts: seen.append(query) or real(query, texts))
@@ -118,7 +119,7 @@ def test_bm25_query_is_the_question_alone(project, monkeypatch):
 
 
 def test_dense_query_is_the_question_alone(project):
-    from tasks.encoders import Encoder
+    from tasks.models.encoders import Encoder
 
     enc = RecordingEncoder(Encoder("embedded:all-MiniLM-L6-v2"))
     qs = project["questions"][:2]   # two users are enough: encoding every post is the cost here
@@ -162,8 +163,8 @@ def _pairs(questions):
 def test_rm_inputs_of_every_non_oracle_strategy_hold_no_gold_field(project, kind):
     """What an RM is shown, rendered: the score stage's pairs, the trained RM's items, BoN's candidates
     and RL's rollouts all go through load_contexts and the same RewardModel calls."""
-    from tasks.rl.reward import RMReward
-    from tasks.train_rm import pair_items
+    from tasks.downstream.rl.reward import RMReward
+    from tasks.stages.train_rm import pair_items
 
     out, test = project["out"], [q for q in project["questions"] if q["split"] == "test"]
     qs = {q["id"]: q for q in project["questions"]}

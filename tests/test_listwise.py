@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.listwise import PAIRWISE_EACH, POINTWISE, Item, chance, credit, outcome, score_items
-from tasks.rms.base import AnswerScore, PairScore, RewardModel
+from tasks.models.listwise import PAIRWISE_EACH, POINTWISE, Item, chance, credit, outcome, score_items
+from tasks.models.rms.base import AnswerScore, PairScore, RewardModel
 from tests.test_score_stage import _project, _run
 
 # sha256 of data/scores/<rm>.parquet written by the score stage at main 1c02128 (before list-wise
@@ -89,7 +89,7 @@ def test_pairwise_only_rm_compares_each_correct_with_each_incorrect():
 
 
 def test_pointwise_rm_keeps_every_answer_score():
-    from tasks.rms.baselines import LengthLonger
+    from tasks.models.rms.baselines import LengthLonger
 
     rows = score_items(LengthLonger("l", {}), [Item("a", "q", ("one two", "one two three"), ("one",))], [""])
     assert rows[0]["method"] == POINTWISE

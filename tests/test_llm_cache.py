@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from tasks.llm import LLM, CallCache, Completion, GenParams
-from tasks.llm.backends.dummy import DummyBackend, dummy_text
+from tasks.models.llm import LLM, CallCache, Completion, GenParams
+from tasks.models.llm.backends.dummy import DummyBackend, dummy_text
 from tests.conftest import ROOT
 
 MSG = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "one two three four five six"}]
@@ -71,8 +71,8 @@ def test_cache_key_is_the_documented_hash(tmp_path):
 def test_a_new_process_sees_the_results(tmp_path):
     path = tmp_path / "c.sqlite"
     code = textwrap.dedent(f"""
-        from tasks.llm import LLM, CallCache, GenParams
-        from tasks.llm.backends.dummy import DummyBackend
+        from tasks.models.llm import LLM, CallCache, GenParams
+        from tasks.models.llm.backends.dummy import DummyBackend
         llm = LLM(DummyBackend(), CallCache({str(path)!r}))
         print(llm.generate({MSG!r}, GenParams(seed=9), 3).text)
     """)
@@ -110,8 +110,8 @@ def test_sigkill_loses_nothing_already_answered(tmp_path):
     path = tmp_path / "c.sqlite"
     reqs = [([{"role": "user", "content": f"alpha beta {i}"}], GenParams(seed=i), 0) for i in range(400)]
     code = textwrap.dedent(f"""
-        from tasks.llm import LLM, CallCache, GenParams
-        from tasks.llm.backends.dummy import DummyBackend
+        from tasks.models.llm import LLM, CallCache, GenParams
+        from tasks.models.llm.backends.dummy import DummyBackend
         reqs = [([{{"role": "user", "content": f"alpha beta {{i}}"}}], GenParams(seed=i), 0) for i in range(400)]
         LLM(DummyBackend(latency_s=0.02), CallCache({str(path)!r})).generate_many(reqs)
     """)

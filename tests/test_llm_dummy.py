@@ -3,9 +3,9 @@ import math
 
 import pytest
 
-from tasks.errors import ConfigError
-from tasks.llm import BACKENDS, LLM, CallCache, GenParams, LLMCallFailed, RetryableError, make_backend, make_llm
-from tasks.llm.backends.dummy import DummyBackend
+from tasks.core.errors import ConfigError
+from tasks.models.llm import BACKENDS, LLM, CallCache, GenParams, LLMCallFailed, RetryableError, make_backend, make_llm
+from tasks.models.llm.backends.dummy import DummyBackend
 
 MSG = [{"role": "user", "content": "the quick brown fox jumps over the lazy dog"}]
 

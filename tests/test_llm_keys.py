@@ -4,8 +4,8 @@ import logging
 
 import pytest
 
-from tasks.errors import ConfigError
-from tasks.llm import LLM, AuthError, CallCache, GenParams, LLMCallFailed, make_backend
+from tasks.core.errors import ConfigError
+from tasks.models.llm import LLM, AuthError, CallCache, GenParams, LLMCallFailed, make_backend
 from tests.fakes.gemini_server import FakeGeminiServer
 from tests.fakes.openai_server import FakeOpenAIServer
 

@@ -3,10 +3,10 @@ import math
 
 import pytest
 
-from tasks.artifacts import file_hash
-from tasks.errors import ConfigError
-from tasks.llm import LLM, CallCache, GenParams, make_backend
-from tasks.llm.backends.llamacpp import resolve_gguf
+from tasks.core.artifacts import file_hash
+from tasks.core.errors import ConfigError
+from tasks.models.llm import LLM, CallCache, GenParams, make_backend
+from tasks.models.llm.backends.llamacpp import resolve_gguf
 
 MSG = [{"role": "user", "content": "What is the capital of France? Answer in one word."}]
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tasks.llm import LLM, CallCache, Completion, GenParams, make_backend
+from tasks.models.llm import LLM, CallCache, Completion, GenParams, make_backend
 from tests.fakes.openai_server import FakeOpenAIServer, default_logprobs
 
 MSG = [{"role": "system", "content": "judge"}, {"role": "user", "content": "Which answer fits, A or B?"}]

@@ -2,8 +2,8 @@
 faults are retried until each request gets its real answer; auth and 400 errors are not."""
 import pytest
 
-from tasks.llm import LLM, AuthError, BadRequestError, CallCache, Completion, GenParams, LLMCallFailed, make_backend
-from tasks.llm.retry import Backoff
+from tasks.models.llm import LLM, AuthError, BadRequestError, CallCache, Completion, GenParams, LLMCallFailed, make_backend
+from tasks.models.llm.retry import Backoff
 from tests.fakes.gemini_server import FakeGeminiServer
 
 KEY = "test-gemini-key"

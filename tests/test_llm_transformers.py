@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.artifacts import file_hash
-from tasks.llm import GenParams, make_backend
+from tasks.core.artifacts import file_hash
+from tasks.models.llm import GenParams, make_backend
 
 WORDS = "the a of to and is in it you that A B C yes no paris france capital answer which fruit".split()
 TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }} {{ m['content'] }} <|im_end|> {% endfor %}"

@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from tasks.leaderboard import leaderboard_rows
-from tasks.llm import LLM, CallCache, make_backend
-from tasks.rms.registry import make_rm
-from tasks.rms.base import AnswerScore, RewardModel
-from tasks.score import score_rows
+from tasks.stages.leaderboard import leaderboard_rows
+from tasks.models.llm import LLM, CallCache, make_backend
+from tasks.models.rms.registry import make_rm
+from tasks.models.rms.base import AnswerScore, RewardModel
+from tasks.stages.score import score_rows
 from tests.fakes.openai_server import FakeOpenAIServer
 
 PAIRS = [{"question_id": f"q{i}", "domain": "Art", "split": "test", "chosen": f"GOOD answer {i}",

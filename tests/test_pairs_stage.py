@@ -11,9 +11,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tasks import layout
-from tasks.artifacts import file_hash
-from tasks.runlog import read_counters
+from tasks.core import layout
+from tasks.core.artifacts import file_hash
+from tasks.core.runlog import read_counters
 from tests.conftest import ROOT
 from tests.stage_project import make_project, save_params
 

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from tasks import layout
+from tasks.core import layout
 from tests.conftest import ROOT
 from tests.test_rl import build_tiny_policy
 
@@ -45,9 +45,9 @@ def sample_policy(tmp_path_factory) -> Path:
 
 
 def test_the_paper_settings_express_the_release_ppo():
-    from tasks.correlation.stage import check_params
-    from tasks.ingest import prompt_sources
-    from tasks.rl import EVAL_PARAMS, TRAIN_PARAMS, rl_params, trainers
+    from tasks.downstream.correlation.stage import check_params
+    from tasks.stages.ingest import prompt_sources
+    from tasks.downstream.rl import EVAL_PARAMS, TRAIN_PARAMS, rl_params, trainers
 
     params = yaml.safe_load((ROOT / "params-paper.yaml").read_text())
     rl = rl_params(params, TRAIN_PARAMS)
@@ -67,8 +67,8 @@ def test_the_paper_settings_express_the_release_ppo():
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_policy):
-    from tasks import ingest, profiles
-    from tasks.rl import evaluate, train
+    from tasks.stages import ingest, profiles
+    from tasks.downstream.rl import evaluate, train
 
     params = paper_params(tmp_path, str(sample_policy))
     o = lambda d: {k: str(tmp_path / v) for k, v in d.items()}  # noqa: E731
@@ -94,8 +94,8 @@ def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_po
     policy = Path(o(layout.rl_train("length-longer"))["policy"])
 
     eval_params = {**params, "rl": {**params["rl"], "eval": {**params["rl"]["eval"], "questions_limit": None}}}
-    from tasks.artifacts import write_table
-    from tasks.errors import ConfigError
+    from tasks.core.artifacts import write_table
+    from tasks.core.errors import ConfigError
 
     test = next(q for q in questions if q["split"] == "test")
     write_table([*questions, {**test, "id": "x", "domain": "Elsewhere"}], tmp_path / "q.parquet", "questions")
@@ -125,8 +125,8 @@ def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_po
 
 
 def test_a_split_read_from_both_sources_is_refused(tmp_path):
-    from tasks.errors import ConfigError
-    from tasks.ingest import prompt_sources
+    from tasks.core.errors import ConfigError
+    from tasks.stages.ingest import prompt_sources
 
     p = paper_params(tmp_path, "unused")["ingest"]
     with pytest.raises(ConfigError, match="ingest.rl_prompts.splits: 'test' is also in ingest.splits"):

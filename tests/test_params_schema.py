@@ -9,8 +9,8 @@ import shutil
 import pytest
 import yaml
 
-from tasks.errors import ConfigError
-from tasks.params import load_params, validate
+from tasks.core.errors import ConfigError
+from tasks.ops.params import load_params, validate
 from tests.conftest import ROOT
 
 SHIPPED = ["params.yaml", "params-paper.yaml", "params-regenerate.yaml"]
@@ -105,8 +105,8 @@ def test_an_empty_file_is_the_schema_defaults_and_those_are_valid(tmp_path):
 
 
 def test_every_key_has_a_doc():
-    from tasks.params.doc import rows
-    from tasks.params.schema_downstream import Root
+    from tasks.core.params.doc import rows
+    from tasks.core.params.schema_downstream import Root
 
     table = rows(Root)
     assert len(table) > 150 and all(doc for *_, doc in table)
@@ -159,9 +159,9 @@ def test_a_judge_kind_without_its_llm_says_which_flag(capsys):
 
 
 def test_a_missing_data_folder_is_named_and_never_looked_up_on_the_hub(capsys, monkeypatch):
-    import tasks.sources
+    import tasks.stages.sources
 
-    monkeypatch.setattr(tasks.sources, "_hub", lambda src: pytest.fail("looked up on the hub"))
+    monkeypatch.setattr(tasks.stages.sources, "_hub", lambda src: pytest.fail("looked up on the hub"))
     for missing in ("x", "data/no-such-folder", "./results/nope.parquet"):
         rc, err = _cli(capsys, "score", "--kind", "length-longer", "--data", missing)
         assert rc == 1 and err == f"--data: no such file or folder '{missing}'"

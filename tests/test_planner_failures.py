@@ -1,10 +1,10 @@
 """A planner row that never parsed (issue 11 item 4): the RM then sees the question only, so
 such pairs are marked in the scores, counted per RM x strategy in the leaderboard (parquet,
 metrics) and named under the text table, beside the accuracy."""
-from tasks.leaderboard import format_table, leaderboard_metrics, leaderboard_rows
-from tasks.rms.registry import make_rm
-from tasks.score import score_rows, summary
-from tasks.strategies import contexts
+from tasks.stages.leaderboard import format_table, leaderboard_metrics, leaderboard_rows
+from tasks.models.rms.registry import make_rm
+from tasks.stages.score import score_rows, summary
+from tasks.models.strategies import contexts
 
 QUESTIONS = {f"q{i}": {"id": f"q{i}", "question": f"Question {i}?", "rubric_aspects": [
     {"aspect": "Cheap", "evidence": "e", "reason": "r"}]} for i in range(4)}

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from flows.release_cli import status_lines
-from tasks import release_txn, releases
+from tasks.ops import release_txn, releases
 from tests.conftest import ROOT
 from tests.serve_project import env, prefect_api
 
@@ -43,7 +43,7 @@ def test_check_and_score_reach_serves_server_without_exports(tmp_path, seed_pref
         params["releases"]["port"] = port
         (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
         e = {**env(PREFECT_HOME=str(tmp_path / "home")), "PYTHONPATH": str(ROOT)}
-        apply = ("from flows.deploy import deployments; from tasks.params import load_params\n"
+        apply = ("from flows.deploy import deployments; from tasks.ops.params import load_params\n"
                  "for d in deployments(load_params()): d.apply()")
         subprocess.run([sys.executable, "-c", apply], cwd=tmp_path, env={**e, **srv.client_env()}, check=True,
                        capture_output=True, timeout=180)

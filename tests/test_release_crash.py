@@ -7,7 +7,7 @@ release committed exactly once.
 
 The project is a toy DVC project with the real per-RM layout (data/scores/<rm>.parquet ignored and
 cached, metrics/scores/<rm>.json in git) and a report-like stage over every RM, so a crash run costs
-seconds; the driver is tasks/release_score.py, the code score-rm runs."""
+seconds; the driver is tasks/ops/release_score.py, the code score-rm runs."""
 import json
 import os
 import shutil
@@ -79,9 +79,9 @@ def stop(*_):   # as Prefect's engine does in a flow run process: SIGTERM become
     raise SystemExit(143)
 
 signal.signal(signal.SIGTERM, stop)
-from tasks import release_score, releases
-from tasks.repro import dvc
-from tasks.errors import ConfigError
+from tasks.ops import release_score, releases
+from tasks.ops.repro import dvc
+from tasks.core.errors import ConfigError
 r = json.loads(sys.argv[1])
 release = releases.Release(model=r["model"], revision=r["revision"], source="hub")
 

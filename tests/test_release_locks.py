@@ -1,4 +1,4 @@
-"""The locks of the served runs (tasks/repo_lock.py): freed when the holder is SIGKILLed, a queued
+"""The locks of the served runs (tasks/ops/repo_lock.py): freed when the holder is SIGKILLed, a queued
 run says whom it waits for (its log, and its Prefect state "Waiting"), and two watcher runs started
 together announce a release once."""
 import json
@@ -12,11 +12,11 @@ import time
 import pytest
 import yaml
 
-from tasks import repo_lock
+from tasks.ops import repo_lock
 from tests.conftest import ROOT, flow_log_lines
 from tests.serve_project import env, git, wait_for
 
-HOLD = ("import sys, time; from tasks import repo_lock\n"
+HOLD = ("import sys, time; from tasks.ops import repo_lock\n"
         "with repo_lock.held(sys.argv[1], 'dvc', 'score-rm acme/x@abc'):\n"
         "    print('held', flush=True); time.sleep(600)\n")
 

@@ -16,8 +16,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 CODE = """
 import sys
-from tasks import releases
-from tasks.errors import ConfigError
+from tasks.ops import releases
+from tasks.core.errors import ConfigError
 r = releases.Release(model=sys.argv[1], revision=sys.argv[2], source="hub")
 try:
     releases.prefetch(r, {"kind": "seq-cls", "max_length": 64, "batch_size": 2, "model": r.model, "revision": r.revision})

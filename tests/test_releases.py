@@ -5,9 +5,9 @@ import subprocess
 import pytest
 import yaml
 
-from tasks import gitops, release_note, releases
-from tasks.errors import ConfigError
-from tasks.params_edit import flow_mapping, set_rm, with_rm
+from tasks.ops import gitops, release_note, releases
+from tasks.core.errors import ConfigError
+from tasks.core.params_edit import flow_mapping, set_rm, with_rm
 from tests.conftest import ROOT
 
 R = releases.Release

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from flows import cli
-from tasks import layout
-from tasks.report import build, provenance, sources
+from tasks.core import layout
+from tasks.ops.report import build, provenance, sources
 from tests.browser import browser_page, screenshot
 from tests.stage_project import save_params
 from tests.test_dvc import _copy_repo
@@ -50,7 +50,7 @@ def _run_stages(root: Path) -> None:
     from flows import pipeline
 
     rms = sorted(RMS)
-    from tasks.stages import TABLE
+    from tasks.core.stage_table import TABLE
 
     for s in TABLE:
         stage = s.name
@@ -241,7 +241,7 @@ def test_report_stage_depends_on_everything_the_page_reads():
     covered = lambda p: any(p == d or p.startswith(d.rstrip("/") + "/") for d in deps)  # noqa: E731
     assert [p for p in wanted.values() if not covered(p)] == []
     assert set(layout.REPORT_CODE_VERSION) <= set(deps), "the code version on the page is never stale"
-    from tasks.params.schema_downstream import Root
+    from tasks.core.params.schema_downstream import Root
 
     assert stages["report"]["params"] == [g for g in Root.model_fields if g != "releases"], \
         "the page shows params: it depends on every group but serve's own (a watch rule leaves it current)"

@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from tasks import layout
-from tasks.artifacts import write_table
-from tasks.rl import evaluate
+from tasks.core import layout
+from tasks.core.artifacts import write_table
+from tasks.downstream.rl import evaluate
 from tests.browser import browser_page, screenshot
 from tests.conftest import ROOT
 from tests.test_correlation_stage import score
@@ -26,10 +26,10 @@ BON = {"bradley-terry": 0.40, "similarity": 0.38, "length-longer": 0.36, "length
 
 
 def _project(root: Path, params: dict) -> dict:
-    from tasks import leaderboard
-    from tasks.correlation import stage
-    from tasks.encoders import Encoder
-    from tasks.judge import EmbeddingJudge
+    from tasks.stages import leaderboard
+    from tasks.downstream.correlation import stage
+    from tasks.models.encoders import Encoder
+    from tasks.models.judge import EmbeddingJudge
 
     scores = {}
     for rm, right in RIGHT.items():
@@ -72,7 +72,7 @@ def _cells(page, selector: str) -> list[dict]:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_downstream_sections_show_counts_nulls_and_labels(tmp_path, monkeypatch):
-    from tasks.report import build
+    from tasks.ops.report import build
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["scoring"]["rms"].setdefault("smollm2-pointwise", {"kind": "judge-pointwise", "llm": "smollm2",

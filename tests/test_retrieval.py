@@ -4,7 +4,7 @@ the ranked order — these tests fail on that bug)."""
 import numpy as np
 import pytest
 
-from tasks.profiles import format_profile, rank_profiles
+from tasks.stages.profiles import format_profile, rank_profiles
 from tests.conftest import SAMPLE
 
 PLANT = "Sourdough starter keeps dying: my sourdough starter smells of acetone after feeding, what ratio of flour and water?"
@@ -26,7 +26,7 @@ def _profile(qid, plant_at):
 
 @pytest.fixture(scope="module")
 def encoder():
-    from tasks.encoders import Encoder
+    from tasks.models.encoders import Encoder
 
     return Encoder("embedded:all-MiniLM-L6-v2", batch_size=4)
 
@@ -75,7 +75,7 @@ def test_format_profile_truncates_long_posts():
 
 
 def test_embedding_cache_counts_hits(tmp_path):
-    from tasks.encoders import EmbeddingCache, Encoder
+    from tasks.models.encoders import EmbeddingCache, Encoder
 
     cache = EmbeddingCache(tmp_path / "emb.sqlite")
     enc = Encoder("embedded:all-MiniLM-L6-v2", cache=cache)
@@ -92,7 +92,7 @@ def test_embeddings_do_not_depend_on_batch_mates_or_cache_state(tmp_path):
     lengths, or read back from a cache that a different set of texts filled."""
     import json
 
-    from tasks.encoders import EmbeddingCache, Encoder
+    from tasks.models.encoders import EmbeddingCache, Encoder
 
     rows = json.loads((SAMPLE / "lamp_qa" / "Art_and_Entertainment_test.json").read_text())
     texts = [it["text"] for r in rows[:3] for it in r["profile"]][:40]

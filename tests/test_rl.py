@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from tasks import layout
-from tasks.artifacts import file_hash, write_table
-from tasks.rms.base import AnswerScore, RewardModel
+from tasks.core import layout
+from tasks.core.artifacts import file_hash, write_table
+from tasks.models.rms.base import AnswerScore, RewardModel
 from tests.conftest import BYTECODE, ROOT, flow_log_lines
 from tests.figures import bars_by_tick
 from tests.stage_project import fit_to_rms
@@ -92,8 +92,8 @@ def build_tiny_policy(folder: Path, texts: list[str]) -> Path:
 
 @pytest.fixture(scope="module")
 def tiny_policy(tmp_path_factory) -> Path:
-    from tasks.artifacts import read_table
-    from tasks.bon.sample import policy_prompts
+    from tasks.core.artifacts import read_table
+    from tasks.downstream.bon.sample import policy_prompts
 
     root = tmp_path_factory.mktemp("toy")
     inputs = toy_project(root)
@@ -126,12 +126,12 @@ def test_adapter_gives_the_leaderboard_scorers_score(tmp_path, tiny_policy):
     from transformers import AutoTokenizer
     from trl.experimental.utils import get_reward
 
-    from tasks.resources import Resources
-    from tasks.rl.reward import RMReward
-    from tasks.rl.trainers import PPOReward, _Rows
-    from tasks.rms.registry import make_rm
-    from tasks.score import score_rows
-    from tasks.strategies import load_contexts
+    from tasks.models.resources import Resources
+    from tasks.downstream.rl.reward import RMReward
+    from tasks.downstream.rl.trainers import PPOReward, _Rows
+    from tasks.models.rms.registry import make_rm
+    from tasks.stages.score import score_rows
+    from tasks.models.strategies import load_contexts
 
     inputs = toy_project(tmp_path)
     params = rl_params(str(tiny_policy))
@@ -160,7 +160,7 @@ def test_adapter_gives_the_leaderboard_scorers_score(tmp_path, tiny_policy):
 
 
 def test_failed_and_nan_rewards_are_counted_never_defaulted():
-    from tasks.rl.reward import RewardFailures, RMReward
+    from tasks.downstream.rl.reward import RewardFailures, RMReward
 
     rm = Flaky("flaky", {})
     reward = RMReward(rm, {"q": "question"}, {"q": "ctx"}, max_failures=3)
@@ -181,7 +181,7 @@ def test_two_updates_train_the_policy_and_reruns_give_the_same_bytes(tmp_path, t
     from safetensors.torch import load_file
     from transformers import AutoModelForCausalLM
 
-    from tasks.rl import train
+    from tasks.downstream.rl import train
 
     inputs = toy_project(tmp_path)
     params = rl_params(str(tiny_policy))
@@ -215,9 +215,9 @@ def test_ppo_drops_failed_rollouts_and_stops_above_the_budget(tmp_path, tiny_pol
     import torch
     from safetensors.torch import load_file
 
-    from tasks.rl import train, trainers
-    from tasks.rl.reward import RewardFailures
-    from tasks.rms.registry import KINDS
+    from tasks.downstream.rl import train, trainers
+    from tasks.downstream.rl.reward import RewardFailures
+    from tasks.models.rms.registry import KINDS
 
     monkeypatch.setitem(KINDS, Flaky.kind, Flaky)
     inputs = toy_project(tmp_path)
@@ -246,13 +246,13 @@ def test_ppo_drops_failed_rollouts_and_stops_above_the_budget(tmp_path, tiny_pol
     with pytest.raises(RewardFailures, match="more than rl.max_reward_failures=1"):
         train.run(params, "flaky", inputs, outputs(tmp_path / "stopped", "flaky"))
     assert not Path(outputs(tmp_path / "stopped", "flaky")["policy"]).exists(), "nothing saved from a stopped run"
-    from tasks.runlog import read_counters
+    from tasks.core.runlog import read_counters
 
     assert read_counters(outputs(tmp_path / "stopped", "flaky")["metrics"])["reward_failures"] == 2
 
 
 def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy, figures):
-    from tasks.rl import train
+    from tasks.downstream.rl import train
 
     inputs = toy_project(tmp_path)
     params = rl_params(str(tiny_policy))
@@ -268,7 +268,7 @@ def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy, figur
         panels = figures[Path(out["plot"]).name]
         assert [ax["texts"] for ax in panels] == [["no training"]] * 3 and not any(ax["series"] for ax in panels)
     params["rl"]["rms"] = ["random", "no-such-rm"]
-    from tasks.errors import ConfigError
+    from tasks.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="rl.rms: unknown name 'no-such-rm'"):
         train.selection(params["rl"], "random", params["scoring"]["rms"])
@@ -277,8 +277,8 @@ def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy, figur
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tiny_policy, figures):
-    from tasks.rl import evaluate, train
-    from tasks.runlog import read_counters
+    from tasks.downstream.rl import evaluate, train
+    from tasks.core.runlog import read_counters
 
     inputs = toy_project(tmp_path)
     params = rl_params(str(tiny_policy))
@@ -314,7 +314,7 @@ def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tin
 
 
 def test_correlation_reads_the_rl_column_without_the_baseline(tmp_path):
-    from tasks.downstream.rl import load_rl
+    from tasks.downstream.correlation.methods import load_rl
 
     rows = [{"rm": "(untrained)", "baseline": True, "question_id": "q1", "judge_score": 0.9},
             {"rm": "a", "baseline": False, "question_id": "q1", "judge_score": 0.5},
@@ -322,7 +322,7 @@ def test_correlation_reads_the_rl_column_without_the_baseline(tmp_path):
             {"rm": "b", "baseline": False, "question_id": "q1", "judge_score": 0.25}]
     full = [{**{k: None for k in ("domain", "split", "text", "error", "answer_hash", "finish_reason", "policy")},
              "valid": r["judge_score"] is not None, **r, "score": r["judge_score"] or 0.0} for r in rows]
-    from tasks.schemas import RL_ANSWERS
+    from tasks.core.schemas import RL_ANSWERS
 
     write_table([{k: r.get(k) for k in RL_ANSWERS.names} for r in full], tmp_path / "answers.parquet", "rl_answers")
     side = load_rl(str(tmp_path / "answers.parquet"))
@@ -372,8 +372,8 @@ def test_flows_listing_another_rm_trains_only_it(tmp_path, tiny_policy, monkeypa
 
 def test_paper_setting_without_a_train_split_fails_with_one_clear_message(tmp_path, tiny_policy):
     """params-paper.yaml ingests the released benchmark (test only): RL must say so, never train on test."""
-    from tasks.errors import ConfigError
-    from tasks.rl import train
+    from tasks.core.errors import ConfigError
+    from tasks.downstream.rl import train
 
     inputs = toy_project(tmp_path, n_train=0)
     params = rl_params(str(tiny_policy))
@@ -386,9 +386,9 @@ def test_paper_setting_without_a_train_split_fails_with_one_clear_message(tmp_pa
 
 
 def test_rl_eval_refuses_to_judge_on_the_training_split(tmp_path, tiny_policy):
-    from tasks.errors import ConfigError
-    from tasks.rl import evaluate
-    from tasks.rl.policy import base_identity, write_checkpoint
+    from tasks.core.errors import ConfigError
+    from tasks.downstream.rl import evaluate
+    from tasks.downstream.rl.policy import base_identity, write_checkpoint
 
     inputs = toy_project(tmp_path)
     params = rl_params(str(tiny_policy))
@@ -408,8 +408,8 @@ def test_rl_eval_refuses_to_judge_on_the_training_split(tmp_path, tiny_policy):
 def test_grpo_leaves_failed_rewards_out_never_a_default(tmp_path, tiny_policy, monkeypatch):
     """GRPO gets None for a NaN reward: counted per update, and trl's logged reward mean is the mean of
     the finite rewards alone (a default such as 0 or 0.5 would move it)."""
-    from tasks.rl import train, trainers
-    from tasks.rms.registry import KINDS
+    from tasks.downstream.rl import train, trainers
+    from tasks.models.rms.registry import KINDS
 
     monkeypatch.setitem(KINDS, Flaky.kind, Flaky)
     logs, step_logs = [], trainers.step_logs

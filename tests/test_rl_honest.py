@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tasks import layout
-from tasks.rl import evaluate
+from tasks.core import layout
+from tasks.downstream.rl import evaluate
 from tests.test_rl import ASPECTS, outputs, rl_params, tiny_policy, toy_project  # noqa: F401 - tiny_policy: fixture
 
 ANSWERS = {"q0": "Keep to a budget: spend little money while you learn.",
@@ -18,7 +18,7 @@ ANSWERS = {"q0": "Keep to a budget: spend little money while you learn.",
 
 
 def _rows(name: str, answers: dict) -> list[dict]:
-    from tasks.bon.sample import answer_hash
+    from tasks.downstream.bon.sample import answer_hash
 
     return [{"rm": name, "baseline": name == evaluate.BASELINE, "question_id": q, "domain": "Lifestyle",
              "split": "test", "text": t, "valid": bool(t), "error": "" if t else "empty reply",
@@ -28,8 +28,8 @@ def _rows(name: str, answers: dict) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def judge():
-    from tasks.encoders import Encoder
-    from tasks.judge import EmbeddingJudge
+    from tasks.models.encoders import Encoder
+    from tasks.models.judge import EmbeddingJudge
 
     return EmbeddingJudge(Encoder("embedded:all-MiniLM-L6-v2"), 0.35, 0.5)
 
@@ -54,7 +54,7 @@ def test_a_policy_leaving_its_hardest_question_empty_gains_less(judge):
 
 
 def test_an_unparseable_verdict_counts_as_the_minimum_and_is_counted():
-    from tasks.judge import Verdict
+    from tasks.models.judge import Verdict
 
     class Mute:
         def judge(self, items):
@@ -72,7 +72,7 @@ def _checkpoint(folder: Path, params: dict, tiny: Path, splits=("train",)) -> st
     """A 'trained' policy equal to the base (its final norm saved unchanged): it answers as the baseline does."""
     from transformers import AutoModelForCausalLM
 
-    from tasks.rl.policy import base_identity, write_checkpoint
+    from tasks.downstream.rl.policy import base_identity, write_checkpoint
 
     norm = {n: p.detach().clone() for n, p in AutoModelForCausalLM.from_pretrained(tiny).named_parameters()
             if n == "model.norm.weight"}
@@ -114,7 +114,7 @@ def test_invalid_answers_and_the_paired_gain_reach_metrics_rl_json(tmp_path, tin
 def test_the_learning_figure_has_a_ci_over_rollouts():
     import numpy as np
 
-    from tasks.rl.reward import Step, reward_change
+    from tasks.downstream.rl.reward import Step, reward_change
 
     def steps(means):
         return [Step(4, 0, m, 0.1, [], [m - 0.1, m, m, m + 0.1]) for m in means]
@@ -132,7 +132,7 @@ def test_the_learning_figure_has_a_ci_over_rollouts():
 def test_mini_batches_and_the_lr_schedule(tmp_path, tiny_policy):  # noqa: F811
     """batch 4 in mini-batches of 2: two optimizer steps per update (verl's ppo_mini_batch_size); a constant
     schedule keeps the learning rate, linear decays it."""
-    from tasks.rl import train
+    from tasks.downstream.rl import train
 
     inputs = toy_project(tmp_path)
     for algorithm, schedule in (("grpo", "constant"), ("ppo", "linear")):
@@ -147,7 +147,7 @@ def test_mini_batches_and_the_lr_schedule(tmp_path, tiny_policy):  # noqa: F811
             assert lr["first"] == lr["last"] == 0.01
         else:
             assert lr["last"] < lr["first"] <= 0.01
-    from tasks.errors import ConfigError
+    from tasks.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="rl.train.lr_schedule: unknown 'cosine'"):
         train.run(rl_params(str(tiny_policy), lr_schedule="cosine"), "length-longer", inputs,
@@ -160,7 +160,7 @@ def test_mini_batches_and_the_lr_schedule(tmp_path, tiny_policy):  # noqa: F811
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_per_domain_policies_answer_their_own_domain(tmp_path, tiny_policy):  # noqa: F811
-    from tasks.rl import train
+    from tasks.downstream.rl import train
 
     inputs = toy_project(tmp_path, n_train=8, n_test=4, domains=("Art", "Society"))
     params = rl_params(str(tiny_policy), per_domain=True, updates=1, kl_coef=0.0)

@@ -6,9 +6,10 @@ import json
 
 import yaml
 
-from tasks import layout, leaderboard
-from tasks.artifacts import read_table, write_table
-from tasks.rm_labels import labels, shares_llm_with
+from tasks.core import layout
+from tasks.stages import leaderboard
+from tasks.core.artifacts import read_table, write_table
+from tasks.core.rm_labels import labels, shares_llm_with
 from tests.conftest import ROOT
 
 QWEN = {"backend": "openai", "model": "Qwen/Qwen2.5-32B-Instruct"}

@@ -1,10 +1,10 @@
 """The RM registry, the baseline and judge kinds, and profile strategies."""
 import pytest
 
-from tasks.errors import ConfigError
-from tasks.rms.base import PairInput
-from tasks.rms.registry import make_rm
-from tasks.strategies import contexts
+from tasks.core.errors import ConfigError
+from tasks.models.rms.base import PairInput
+from tasks.models.rms.registry import make_rm
+from tasks.models.strategies import contexts
 
 P = [PairInput("q1", "How do I start a garden?", "", "short answer here", "a much longer answer with more words"),
      PairInput("q2", "Which bike?", "", "a long detailed answer about bikes", "brief")]
@@ -45,7 +45,7 @@ def test_random_is_seeded_and_order_free():
 
 
 def test_similarity_reads_the_context():
-    from tasks.encoders import Encoder
+    from tasks.models.encoders import Encoder
 
     rm = make_rm("sim", {"kind": "similarity"}, Res(encoder=Encoder("embedded:all-MiniLM-L6-v2")))
     curry, steak = "Try a lentil and tofu curry.", "Try a steak with butter."
@@ -79,7 +79,7 @@ class ScriptedLLM:
         return {choices[0]: -0.2 if good else -1.5, choices[1]: -1.5 if good else -0.2}
 
     def generate_many(self, requests, progress=None):
-        from tasks.llm import Completion, LLMCallFailed
+        from tasks.models.llm import Completion, LLMCallFailed
 
         return [LLMCallFailed("boom") if t is None else Completion(t, 1, 1, 0.0) for t in self.texts]
 

@@ -1,15 +1,15 @@
 """Planner and pair-generation logic: parsing, matching, the rubric judge, validity, selection."""
 import pytest
 
-from tasks.judge import EmbeddingJudge, Verdict, parse_digit, parse_digit_list
-from tasks.pairs import judge_pairs, parse_answer, select
-from tasks.rubrics import match_scores, parse_aspects
+from tasks.models.judge import EmbeddingJudge, Verdict, parse_digit, parse_digit_list
+from tasks.stages.pairs import judge_pairs, parse_answer, select
+from tasks.stages.rubrics import match_scores, parse_aspects
 from tests.figures import bars_by_tick
 
 
 @pytest.fixture(scope="module")
 def encoder():
-    from tasks.encoders import Encoder
+    from tasks.models.encoders import Encoder
 
     return Encoder("embedded:all-MiniLM-L6-v2")
 
@@ -97,7 +97,8 @@ def test_pairs_stage_plot_shows_each_sources_judge_means_per_domain(tmp_path, fi
     at the judge means of metrics/pairs.json, the validity rate in the title."""
     from pathlib import Path
 
-    from tasks import layout, pairs
+    from tasks.core import layout
+    from tasks.stages import pairs
     from tests.stage_project import make_project
 
     params = make_project(tmp_path, configs=("Lifestyle_and_Personal_Development", "Art_and_Entertainment"), limit=2)

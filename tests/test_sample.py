@@ -37,7 +37,7 @@ def test_released_layout_in_sync(stem):
 
 def test_profiles_carry_the_rubric_preferences():
     """Learnable: a user's own posts say more about their rubric than other users' posts do."""
-    from tasks.encoders import Encoder
+    from tasks.models.encoders import Encoder
 
     enc = Encoder("embedded:all-MiniLM-L6-v2")
     wins = total = 0

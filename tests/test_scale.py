@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks import layout, score
-from tasks.artifacts import file_hash, read_table, write_table
-from tasks.errors import ConfigError
+from tasks.core import layout
+from tasks.stages import score
+from tasks.core.artifacts import file_hash, read_table, write_table
+from tasks.core.errors import ConfigError
 from tests.stage_project import make_project, save_params
 
 CHEAP_RMS = {"length-longer": {"kind": "length-longer"}, "random": {"kind": "random"},
@@ -32,7 +33,7 @@ def scale_project(root: Path, rms=None, chunk_size=4) -> dict:
 
 
 def inputs(root: Path) -> dict:
-    from tasks.stages import STAGES
+    from tasks.core.stage_table import STAGES
 
     return {k: str(root / v) for k, v in STAGES["score"].inputs.items()}
 
@@ -58,8 +59,8 @@ def test_scale_params_are_checked():
 
 
 def test_every_kind_accepts_resources_and_no_rm_sees_them(project):
-    from tasks.resources import Resources
-    from tasks.rms.registry import make_rm, resource_requests
+    from tasks.models.resources import Resources
+    from tasks.models.rms.registry import make_rm, resource_requests
 
     _, params = project
     res = Resources(params)
@@ -96,7 +97,7 @@ def test_chunks_give_the_bytes_of_one_batch(project, tmp_path, rm):
 
 
 def test_mixed_models_across_workers_are_refused():
-    from tasks.chunks import same_rm
+    from tasks.models.chunks import same_rm
 
     ok = [{"kind": "seq-cls", "identity": "seq-cls:m@a:1", "worker": "w1"}] * 2
     assert same_rm(ok, "m") == ("seq-cls", "seq-cls:m@a:1")
@@ -130,7 +131,7 @@ def test_a_worker_that_cannot_read_an_input_names_the_path_and_itself(project, t
 def test_local_runner_flow_matches_in_process_and_reuses_chunks(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
     from flows.score import score_flow
-    from tasks.runlog import read_counters
+    from tasks.core.runlog import read_counters
 
     root = tmp_path / "proj"
     root.mkdir()

@@ -36,7 +36,7 @@ def test_plain_flags_and_limit(tmp_path, monkeypatch, capsys):
                 "--limit", "4", "--out", str(out)]) == 0
     assert pq.read_table(out / "scores.parquet").num_rows == 4 and "first 4 (--limit)" in capsys.readouterr().out
     from flows.cli import build_parser, score_entry
-    from tasks.params import load_params
+    from tasks.ops.params import load_params
 
     args = build_parser().parse_args(["score", "--model", "m", "--batch-size", "4", "--max-length", "256",
                                       "--revision", "abc123"])

@@ -8,15 +8,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks import layout, score
-from tasks.artifacts import read_table, write_table
-from tasks.errors import ConfigError
-from tasks.llm.backends.dummy import DummyBackend
-from tasks.prompts import render
-from tasks.rms.base import PairInput
-from tasks.rms.registry import make_rm
-from tasks.rms.base import user_message
-from tasks.runlog import read_counters
+from tasks.core import layout
+from tasks.stages import score
+from tasks.core.artifacts import read_table, write_table
+from tasks.core.errors import ConfigError
+from tasks.models.llm.backends.dummy import DummyBackend
+from tasks.core.prompts import render
+from tasks.models.rms.base import PairInput
+from tasks.models.rms.registry import make_rm
+from tasks.models.rms.base import user_message
+from tasks.core.runlog import read_counters
 from tests.conftest import ROOT
 from tests.stage_project import make_project
 

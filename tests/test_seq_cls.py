@@ -5,17 +5,17 @@ import json
 
 import pytest
 
-from tasks.errors import ConfigError
-from tasks.rms.base import PairInput, user_message
-from tasks.rms.registry import make_rm
-from tasks.rms.seq_cls import encode_answer, encode_many
+from tasks.core.errors import ConfigError
+from tasks.models.rms.base import PairInput, user_message
+from tasks.models.rms.registry import make_rm
+from tasks.models.rms.seq_cls import encode_answer, encode_many
 
 
 def _head(root, num_labels):
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from tasks.encoders import EMBEDDED
+    from tasks.models.encoders import EMBEDDED
 
     minilm = EMBEDDED["all-MiniLM-L6-v2"]()
     torch.manual_seed(0)
@@ -42,7 +42,7 @@ def _items(n=40):
 
 
 def test_scores_do_not_depend_on_batch_size_padding_side_or_order(rm, monkeypatch):
-    import tasks.rms.seq_cls as seq_cls
+    import tasks.models.rms.seq_cls as seq_cls
 
     items = _items()
     runs = {}

@@ -200,7 +200,7 @@ def test_serve_runs_a_persistent_server_whose_schedules_survive_a_restart(tmp_pa
                         300, step=1, what="the three deployments")
         schedules = {n: [s["schedule"].get("cron") for s in d["schedules"] if s["active"]] for n, d in deps.items()}
         assert schedules["reproduce"] == ["0 3 * * *"] and schedules["watch-releases"] == ["0 * * * *"]
-        # one DVC run at a time is a file lock now (tasks/repo_lock.py, tests/test_release_locks.py), not a
+        # one DVC run at a time is a file lock now (tasks/ops/repo_lock.py, tests/test_release_locks.py), not a
         # Prefect concurrency limit, which a crashed run kept held
         serve.send_signal(signal.SIGTERM)   # a graceful stop: the runner would pause every schedule here
         serve.wait(timeout=120)

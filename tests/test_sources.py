@@ -5,8 +5,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tasks import ingest
-from tasks.errors import ConfigError, DataErrors
+from tasks.stages import ingest
+from tasks.core.errors import ConfigError, DataErrors
 from tests.conftest import ingest_params, make_row, write_json_rows
 
 ROWS = [make_row(i) for i in range(3)]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks import codedeps, dag, stages
-from tasks.artifacts import tree_hash
+from tasks.core import codedeps, dag, stage_table as stages
+from tasks.core.artifacts import tree_hash
 from tests.conftest import ROOT
 
 
@@ -39,24 +39,27 @@ def test_an_indirect_and_a_function_level_import_are_found(tmp_path):
     (tmp_path / "flows").mkdir()
     (tmp_path / "tasks" / "sub" / "templates").mkdir(parents=True)
     (tmp_path / "flows" / "__init__.py").write_text("")
-    (tmp_path / "flows" / "x.py").write_text("from tasks import helper, layout\n")
+    (tmp_path / "flows" / "x.py").write_text("from tasks import helper\nfrom tasks.core import layout\n")
     (tmp_path / "tasks" / "__init__.py").write_text("")
-    (tmp_path / "tasks" / "layout.py").write_text("from tasks import unused\n")
+    (tmp_path / "tasks" / "core").mkdir()
+    (tmp_path / "tasks" / "core" / "__init__.py").write_text("")
+    (tmp_path / "tasks" / "core" / "layout.py").write_text("from tasks import unused\n")
     (tmp_path / "tasks" / "unused.py").write_text("")
     (tmp_path / "tasks" / "helper.py").write_text("def f():\n    from .sub.deep import g\n    return g\n")
     (tmp_path / "tasks" / "sub" / "__init__.py").write_text("")
     (tmp_path / "tasks" / "sub" / "deep.py").write_text("import json\ndef g():\n    return 1\n")
     (tmp_path / "tasks" / "sub" / "templates" / "page.j2").write_text("{{ x }}")
     files = codedeps.code_files("flows.x", tmp_path)
-    assert files == ["flows/__init__.py", "flows/x.py", "tasks/__init__.py", "tasks/helper.py",
-                     "tasks/sub/__init__.py", "tasks/sub/deep.py", "tasks/sub/templates/page.j2"]
-    assert codedeps.collapse(files, tmp_path) == ["flows", "tasks/__init__.py", "tasks/helper.py", "tasks/sub"]
+    assert files == ["flows/__init__.py", "flows/x.py", "tasks/__init__.py", "tasks/core/__init__.py",
+                     "tasks/helper.py", "tasks/sub/__init__.py", "tasks/sub/deep.py", "tasks/sub/templates/page.j2"]
+    assert codedeps.collapse(files, tmp_path) == ["flows", "tasks/__init__.py", "tasks/core/__init__.py",
+                                                  "tasks/helper.py", "tasks/sub"]
 
 
 def test_the_score_stage_depends_on_the_ingest_helper_it_calls():
     """The stale dep this table was built for: score calls ingest.first_per_domain."""
-    assert _covered("tasks/ingest.py", _declared("score"))
-    assert _covered("tasks/ingest.py", _declared("generic_pairs"))
+    assert _covered("tasks/stages/ingest.py", _declared("score"))
+    assert _covered("tasks/stages/ingest.py", _declared("generic_pairs"))
 
 
 @pytest.mark.parametrize("stage", ["score", "leaderboard", "report"])
@@ -82,7 +85,7 @@ def test_the_table_order_runs_every_stage_after_what_it_reads():
 
 
 def test_a_stage_reads_exactly_its_declared_params():
-    from tasks.params import load_params
+    from tasks.ops.params import load_params
 
     params = load_params(ROOT / "params.yaml")
     used = stages.used_params(params, "score", "random")
@@ -91,7 +94,7 @@ def test_a_stage_reads_exactly_its_declared_params():
                                     "generic_strategies", "rms"}
     assert used["scale"] == {"chunk_size": params["scale"]["chunk_size"]}
     assert set(stages.used_params(params, "bon_judge")["bon"]) == {"judge"}
-    from tasks.errors import ConfigError
+    from tasks.core.errors import ConfigError
 
     with pytest.raises(ConfigError, match="scoring.rms.nope: no such RM"):
         stages.used_params(params, "score", "nope")

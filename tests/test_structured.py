@@ -1,10 +1,10 @@
 """Structured LLM output: bounded retries with a temperature bump, then invalid with the raw
 text kept — never a default value."""
-from tasks.llm import GenParams
-from tasks.llm.backends.dummy import DummyBackend
-from tasks.llm.cache import CallCache
-from tasks.llm.client import LLM
-from tasks.structured import generate_parsed
+from tasks.models.llm import GenParams
+from tasks.models.llm.backends.dummy import DummyBackend
+from tasks.models.llm.cache import CallCache
+from tasks.models.llm.client import LLM
+from tasks.models.structured import generate_parsed
 
 PROMPTS = [[{"role": "user", "content": f"alpha beta gamma delta epsilon zeta eta theta {i}"}] for i in range(6)]
 

@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks import layout, train_rm
-from tasks.artifacts import file_hash, write_table
-from tasks.errors import ConfigError
-from tasks.rms.registry import make_rm
-from tasks.runlog import read_counters
+from tasks.core import layout
+from tasks.stages import train_rm
+from tasks.core.artifacts import file_hash, write_table
+from tasks.core.errors import ConfigError
+from tasks.models.rms.registry import make_rm
+from tasks.core.runlog import read_counters
 from tests.conftest import BYTECODE, ROOT, flow_log_lines
 
 TOPICS = ["budget travel in spring", "learning the guitar", "cooking for one", "a first marathon",
@@ -52,7 +53,7 @@ def outputs(root: Path) -> dict:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """One training run, recording every text the encoder saw."""
-    import tasks.rms.seq_cls as seq_cls
+    import tasks.models.rms.seq_cls as seq_cls
 
     root, seen, real = tmp_path_factory.mktemp("train_rm"), [], seq_cls.encode_many
 
@@ -103,7 +104,7 @@ def test_training_again_elsewhere_gives_the_same_bytes(trained, tmp_path):
 def test_saved_folder_scores_as_bradley_terry(trained, monkeypatch):
     import pyarrow.parquet as pq
 
-    from tasks.rms.base import PairInput
+    from tasks.models.rms.base import PairInput
 
     root, _, _ = trained
     model_dir = Path(outputs(root)["model"])

@@ -3,16 +3,16 @@ posts go first (the profiles stage lists them best first), and chosen and reject
 cut to the same context, so both are scored against the same profile."""
 import pytest
 
-from tasks.profiles import format_profile
-from tasks.rms.base import user_message
-from tasks.rms.seq_cls import encode_answer, encode_many
+from tasks.stages.profiles import format_profile
+from tasks.models.rms.base import user_message
+from tasks.models.rms.seq_cls import encode_answer, encode_many
 
 
 @pytest.fixture(scope="module")
 def tok():
     from transformers import AutoTokenizer
 
-    from tasks.encoders import EMBEDDED
+    from tasks.models.encoders import EMBEDDED
 
     return AutoTokenizer.from_pretrained(EMBEDDED["all-MiniLM-L6-v2"]())
 

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from flows.cli import main as cli
-from tasks import ingest
-from tasks.errors import ConfigError, DataErrors
+from tasks.stages import ingest
+from tasks.core.errors import ConfigError, DataErrors
 from tests.conftest import ingest_params, make_row, write_json_rows
 
 FILE = "Art_and_Entertainment_test.json"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.correlation import diff
-from tasks.errors import ConfigError
+from tasks.downstream.correlation import diff
+from tasks.core.errors import ConfigError
 
 COMPUTE = '''import csv, json, os
 rows = list(csv.DictReader(open("data/scores.csv")))

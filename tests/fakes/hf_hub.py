@@ -182,7 +182,7 @@ def tiny_seq_cls(dst: Path, *, layers: int = 2, seed: int = 0) -> Path:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from tasks.encoders import EMBEDDED
+    from tasks.models.encoders import EMBEDDED
 
     src = EMBEDDED["all-MiniLM-L6-v2"]()
     torch.manual_seed(seed)

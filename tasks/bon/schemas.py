@@ -1,2 +1,0 @@
-"""The BoN artifacts' schemas live with every other schema in tasks/schemas.py."""
-from tasks.schemas import BON_CURVE, BON_JUDGED, BON_PER_QUESTION, BON_SAMPLES, BON_SCORES  # noqa: F401

@@ -1,0 +1,114 @@
+"""Every problem of a params dict at once, one line each naming the key: unknown keys (with "did you
+mean"), wrong types and values outside an enum (naming what is allowed), entries of pluggable kinds
+checked by their registries, and names that must refer to something (an LLM under `llms`, an RM
+under `scoring.rms`, a strategy, a retriever). Nothing is built and nothing is loaded."""
+from __future__ import annotations
+
+import inspect
+
+from pydantic import BaseModel
+
+from tasks.core.errors import ConfigError, suggestion
+from tasks.core.registry import check_value
+
+
+def _is_model(annotation) -> bool:
+    return inspect.isclass(annotation) and issubclass(annotation, BaseModel)
+
+
+def _optional_model(annotation):
+    """The model of a `Model | None` field (a group that may be null), else None."""
+    import typing
+
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return args[0] if len(args) == 1 and _is_model(args[0]) and type(None) in typing.get_args(annotation) else None
+
+
+def _model_values(annotation):
+    """The model of a `dict[str, Model]` field (named entries, each a group), else None."""
+    import typing
+
+    args = typing.get_args(annotation)
+    return args[1] if typing.get_origin(annotation) is dict and len(args) == 2 and _is_model(args[1]) else None
+
+
+def fields_of(model: type[BaseModel], key: str) -> dict:
+    """A model's fields; at the top, also the groups that stages of the table bring (Stage.schema)."""
+    fields = dict(model.model_fields)
+    if key == "":
+        from pydantic.fields import FieldInfo
+
+        from tasks.core.stage_table import GROUP_SCHEMAS
+
+        fields.update({g: FieldInfo(annotation=m, default=None) for g, m in GROUP_SCHEMAS.items() if g not in fields})
+    return fields
+
+
+def check_group(raw, model: type[BaseModel], key: str) -> list[str]:
+    """Types and unknown keys of one group (recursing into nested groups)."""
+    fields, problems = fields_of(model, key), []
+    if not isinstance(raw, dict):
+        return [f"{key}: a mapping of {', '.join(fields)}, got {raw!r}"]
+    for name, value in raw.items():
+        path = f"{key}.{name}" if key else str(name)
+        if name not in fields:
+            hint = suggestion(str(name), fields)
+            problems.append(f"{path}: unknown key{hint}" + ("" if hint else f"; valid: {', '.join(fields)}"))
+        elif _is_model(fields[name].annotation):
+            problems += check_group(value, fields[name].annotation, path)
+        elif value is not None and _optional_model(fields[name].annotation):
+            problems += check_group(value, _optional_model(fields[name].annotation), path)
+        elif _model_values(fields[name].annotation) and isinstance(value, dict):   # name -> group (benchmarks)
+            for entry, sub in value.items():
+                problems += check_group(sub, _model_values(fields[name].annotation), f"{path}.{entry}")
+        else:
+            problems += check_value(value, fields[name].annotation, path)
+    return problems
+
+
+def with_defaults(raw: dict, model: type[BaseModel], key: str = "") -> dict:
+    """The user's values as written, plus the schema's default for every key left out."""
+    out = dict(raw)
+    for name, f in fields_of(model, key).items():
+        if _is_model(f.annotation):
+            out[name] = with_defaults(out.get(name) or {}, f.annotation, name)
+        elif isinstance(out.get(name), dict) and _optional_model(f.annotation):
+            out[name] = with_defaults(out[name], _optional_model(f.annotation), name)
+        elif name not in out:
+            default = f.get_default(call_default_factory=True)
+            out[name] = default.model_dump() if isinstance(default, BaseModel) else default
+    return out
+
+
+def missing_keys(raw: dict, model: type[BaseModel], key: str = "") -> list[str]:
+    """Keys of the schema the file leaves out, with the default they would take."""
+    import json
+
+    out = []
+    for name, f in fields_of(model, key).items():
+        path = f"{key}.{name}" if key else name
+        if _is_model(f.annotation):
+            out += missing_keys((raw or {}).get(name) or {}, f.annotation, path)
+        elif _optional_model(f.annotation) and isinstance((raw or {}).get(name), dict):
+            out += missing_keys(raw[name], _optional_model(f.annotation), path)
+        elif name not in (raw or {}):
+            default = f.get_default(call_default_factory=True)
+            out.append(f"{path}: missing (its default: {json.dumps(default)}); a pipeline run reads every key from "
+                       "the file, so that dvc tracks what it reads: add it")
+    return out
+
+
+def check_params(raw, plugin_check=None) -> tuple[dict | None, list[str]]:
+    """(params with defaults, []) or (None, every problem). `plugin_check(params) -> problems` checks the
+    names of pluggable kinds once the types passed: it lives where every registry is in sight
+    (tasks/ops/params.py), above this layer."""
+    from tasks.core.params.schema_downstream import Root
+
+    if not isinstance(raw, dict):
+        return None, [f"the file holds {type(raw).__name__}, not a mapping of params groups"]
+    problems = check_group(raw, Root, "")
+    if problems:
+        return None, problems
+    full = with_defaults(raw, Root)
+    problems = plugin_check(full) if plugin_check is not None else []
+    return (None, problems) if problems else (full, [])

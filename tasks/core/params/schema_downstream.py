@@ -1,0 +1,144 @@
+"""The params schema, part 2: downstream (BoN, RL, correlation), releases, the report; and the whole
+file (`Root`: every group, unknown groups refused)."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from tasks.core.params.schema import (EMBEDDING_JUDGE, SMOLLM2, BenchmarkEntry, F, Common, GenericPairs, Group, HumanEval,
+                                 Ingest, Leaderboard, LlmName, Pairs, Profiles, Rubrics, Scale, Scoring, Strategy,
+                                 TrainRm)
+
+
+class Bon(Group):
+    policy_llm: LlmName = F("smollm2", "the policy: a name under llms (paper: Qwen2.5-0.5B-Instruct)")
+    prompt: str = F("prompts/bon_policy.txt", "question + top posts only: never the rubric or narrative")
+    n: int = F(4, "samples per test question (paper 16)")
+    temperature: float = F(1.0, "sampling temperature")
+    top_p: float = F(0.9, "nucleus sampling")
+    max_tokens: int = F(128, "reply budget in tokens")
+    max_words: int = F(100, "the length the prompt asks for")
+    profile_k: int = F(4, "posts shown to the policy (paper 10)")
+    max_words_per_post: int = F(60, "words per post shown to the policy")
+    splits: list[str] = F(["test"], "splits whose questions are answered")
+    domains: list[str] | None = F(None, "null = all, or e.g. [Art, Lifestyle]")
+    questions_limit: int | None = F(3, "cost control: first N questions of each domain (null = all)")
+    judge: dict = F({**EMBEDDING_JUDGE, "prompt": "prompts/judge_all.txt"}, "the rubric judge, same shape as pairs.judge")
+    strategy: Strategy = F("raw_profile", "what each RM sees of the user")
+    max_k: int = F(4, "k = 1, 2, 4, ... <= max_k")
+    bootstrap: int = F(1000, "question resamples for the CIs")
+    ci: float = F(0.95, "confidence level")
+
+
+class RlPolicy(Group):
+    model: str = F("embedded:smollm2-135m", "embedded:<name>, a .gguf, a folder or a hub id")
+    revision: str | None = F(None, "hub revision")
+
+
+class RlTrain(Group):
+    splits: list[str] = F(["train"], "splits whose questions are training prompts")
+    questions_limit: int | None = F(None, "first N questions per domain (null = all)")
+    per_domain: bool = F(False, "one policy per domain (the release: per RM and domain), or one pooled")
+    updates: int | None = F(12, "updates = rollout batches (null = epochs over the questions)")
+    epochs: int = F(1, "epochs when updates is null")
+    batch_size: int = F(4, "rollouts per update (paper 128)")
+    mini_batch_size: int | None = F(4, "rollouts per optimizer step: batch_size / mini_batch_size steps per update "
+                                       "(verl's ppo_mini_batch_size; paper 16)")
+    micro_batch_size: int = F(4, "rollouts per forward/backward; mini_batch_size is a multiple")
+    num_generations: int = F(4, "grpo/rloo: completions per prompt (a divisor of batch_size)")
+    ppo_epochs: int = F(1, "ppo: epochs over each batch")
+    response_length: int = F(24, "new tokens per rollout (paper 512)")
+    temperature: float = F(1.0, "rollout temperature")
+    actor_lr: float = F(5.0e-4, "policy learning rate")
+    critic_lr: float = F(1.0e-4, "ppo value model learning rate")
+    lr_schedule: Literal["constant", "linear"] = F("constant", "constant (verl's default) | linear (decays to 0: trl's)")
+    kl_coef: float = F(0.0, "ppo kl_coef / grpo, rloo beta")
+    lam: float = F(0.95, "ppo: GAE lambda")
+    cliprange_value: float = F(0.2, "ppo: value clip")
+    train_layers: int | None = F(2, "train the top N decoder layers + final norm (null = all)")
+
+
+class RlEval(Group):
+    splits: list[str] = F(["test"], "splits the policies answer")
+    questions_limit: int | None = F(1, "first N test questions per domain (null = all)")
+    max_tokens: int = F(24, "answer budget, as rl.train.response_length")
+    temperature: float = F(0.0, "0 = greedy; > 0 samples one answer per question, seeded (the release samples)")
+    top_p: float = F(1.0, "nucleus sampling of the answers")
+    profile_k: int | None = F(None, "posts in the answer prompt (null = rl.profile_k; the release answers with 5)")
+    bootstrap: int = F(1000, "resamples for the CIs")
+    ci: float = F(0.95, "confidence level")
+
+
+class Rl(Group):
+    rms: list[str] | None = F([], "which RMs train (null = every RL-capable RM)")
+    algorithm: Literal["ppo", "grpo", "rloo"] = F("grpo", "trl 1.12's trainer (paper: ppo)")
+    policy: RlPolicy = F(RlPolicy(), "the policy trained")
+    prompt: str = F("prompts/bon_policy.txt", "question + top posts only: never the rubric or narrative")
+    max_words: int = F(25, "the length the prompt asks for")
+    profile_k: int = F(1, "posts in the prompt")
+    max_words_per_post: int = F(30, "words per post in the prompt")
+    strategy: Strategy = F("raw_profile", "what the RM sees of the user")
+    max_reward_failures: int = F(2, "failed or non-finite rewards tolerated before the run stops")
+    train: RlTrain = F(RlTrain(), "training")
+    eval: RlEval = F(RlEval(), "evaluation")
+
+
+class Correlation(Group):
+    strategy: Strategy = F("raw_profile", "whose accuracy ranks the RMs")
+    split: str | None = F("test", "null = every split")
+    benchmarks: list[Literal["personalised", "generic"]] = F(["personalised", "generic"], "benchmarks ranked")
+    tie_policy: Literal["strict", "half"] = F("strict", "strict | half ('drop' refused: every question counts)")
+    downstream: list[str] = F(["bon", "rl"], "downstream methods compared with (the downstream registry: bon, rl)")
+    bon_method: Literal["expected", "first_k"] = F("expected", "BoN's best-of-k rule")
+    bon_k: int | None = F(None, "null = the largest k")
+    exclude_rms: list[str] = F(["(oracle)", "(random)"], "never correlated")
+    include_null_baselines: bool = F(True, "length and random RMs count as RMs")
+    rbo_p: float = F(0.9, "RBO persistence")
+    min_rms: int = F(5, "below this many RMs a correlation says 'too few RMs': no value, CI or p claimed")
+    comparisons: list[list[str]] = F([["personalised", "generic"]], "paired tests: does the first benchmark predict "
+                                                                    "downstream better than the second?")
+    bootstrap: int = F(1000, "resamples for the CIs")
+    permutations: int = F(9999, "permutation test size (exact when n! <= this)")
+    ci: float = F(0.95, "confidence level")
+    baselines: list[str] = F([], "CSV/Parquet under data/external/: rm, benchmark, accuracy")
+    downstream_tables: list[str] = F([], "CSV/Parquet under data/external/: rm, method, score")
+
+
+class Releases(Group):
+    port: int = F(4200, "the local Prefect server and UI of `prbench serve`")
+    reproduce_cron: str | None = F("0 3 * * *", "the reproduce deployment's schedule (null = by hand only)")
+    watch_cron: str = F("0 * * * *", "how often the release watcher looks")
+    branch: str | None = F(None, "commits go to this branch (null = the checked-out one)")
+    rank_strategy: Strategy = F("raw_profile", "whose micro accuracy ranks a released RM in its note")
+    entry: dict = F({"kind": "seq-cls"}, "options of each released RM's scoring.rms entry")
+    watch: list[dict] = F([], "rules: {source: local, path} | {source: hub, author, search, ...}")
+
+
+class Report(Group):
+    title: str = F("Personalized RewardBench: run report", "the page's title")
+    reference_params: dict[str, str] = F({}, "label -> params file the page compares this run with")
+
+
+class Root(BaseModel):
+    """The whole params file: every group of the pipeline."""
+    model_config = {"extra": "forbid"}
+    common: Common = F(Common(), "shared by every stage")
+    scale: Scale = F(Scale(), "where per-RM work runs")
+    ingest: Ingest = F(Ingest(), "the ingest stage")
+    profiles: Profiles = F(Profiles(), "the profiles stage (retrieval)")
+    llms: dict[str, dict] = F({"smollm2": SMOLLM2}, "named LLMs: name -> {backend: ..., model: ..., options}")
+    rubrics: Rubrics = F(Rubrics(), "the rubrics stage (planner)")
+    pairs: Pairs = F(Pairs(), "the pairs stage")
+    human_eval: HumanEval = F(HumanEval(), "the human_eval stage")
+    generic_pairs: GenericPairs = F(GenericPairs(), "the generic_pairs stage (a baseline benchmark)")
+    train_rm: TrainRm = F(TrainRm(), "the train_rm stage")
+    scoring: Scoring = F(Scoring(), "the score stages")
+    benchmarks: dict[str, BenchmarkEntry] = F({}, "other benchmarks through the same scorer: name -> entry "
+                                                  "(a bench_score@<name> stage each)")
+    leaderboard: Leaderboard = F(Leaderboard(), "the leaderboard stage")
+    bon: Bon = F(Bon(), "the Best-of-N stages")
+    rl: Rl = F(Rl(), "the RL stages")
+    correlation: Correlation = F(Correlation(), "the correlation stage")
+    releases: Releases = F(Releases(), "`prbench serve`: scheduled reruns and released RMs")
+    report: Report = F(Report(), "the report stage")

@@ -1,0 +1,167 @@
+"""One registry style for every pluggable kind (RM kinds, LLM backends, rubric judges, retrievers,
+source formats, profile strategies, downstream methods): a plug-in registers itself under its name;
+an unknown name is one ConfigError naming the params key, with "did you mean". A plug-in's options
+are typed — its `OPTIONS` dict (name -> type), else its constructor's annotations — so a params
+entry is checked (unknown option, wrong type, missing required one) before anything is built."""
+from __future__ import annotations
+
+import inspect
+import typing
+from typing import Callable
+
+from tasks.core.errors import ConfigError, did_you_mean, suggestion
+
+
+class Registry:
+    def __init__(self, what: str, load: Callable[[], None] | None = None):
+        """`load` imports the modules that register (static imports, so stages' code deps see them)."""
+        self.what, self._load, self._items = what, load, {}
+
+    def register(self, name=None):
+        """`@reg.register` (the name is the object's `kind` or `__name__`) or `@reg.register("name")`."""
+        def add(obj, key=None):
+            key = key or getattr(obj, "kind", None) or obj.__name__
+            self._items[key] = obj
+            return obj
+        if callable(name):
+            return add(name)
+        return lambda obj: add(obj, name)
+
+    def _all(self) -> dict:
+        if self._load is not None:
+            load, self._load = self._load, None
+            load()
+        return self._items
+
+    def names(self) -> list[str]:
+        """In registration order (a display order where it matters, e.g. strategies)."""
+        return list(self._all())
+
+    def index(self, name) -> int:
+        return self.names().index(name)
+
+    def __contains__(self, name) -> bool:
+        return name in self._all()
+
+    def __iter__(self):
+        return iter(self.names())
+
+    def __getitem__(self, name):
+        return self._all()[name]
+
+    def __setitem__(self, name, obj):   # tests plant a kind with monkeypatch.setitem
+        self._all()[name] = obj
+
+    def __delitem__(self, name):
+        del self._all()[name]
+
+    def get(self, name, default=None):   # a mapping's get (monkeypatch.setitem relies on it)
+        return self._all().get(name, default)
+
+    def lookup(self, name, key: str):
+        """The plug-in registered as `name`; else one ConfigError naming the params `key`, with "did you mean"."""
+        items = self._all()
+        if name not in items:
+            raise ConfigError(f"{key}: {did_you_mean(str(name), items)}")
+        return items[name]
+
+    def check_names(self, names, key: str) -> list[str]:
+        """Problems of a list of names (each unknown one, with its position)."""
+        if not isinstance(names, (list, tuple)):
+            return [f"{key}: a list of {self.what} names, got {names!r}"]
+        return [f"{key}[{i}]: {did_you_mean(str(n), self._all())}" for i, n in enumerate(names) if n not in self]
+
+
+def options_of(obj) -> dict[str, object]:
+    """name -> type of a plug-in's options: its OPTIONS dict, else its constructor's annotated parameters."""
+    declared = getattr(obj, "OPTIONS", None)
+    if isinstance(declared, dict):
+        return dict(declared)
+    if isinstance(declared, (tuple, list)):   # names only: any value
+        return {name: object for name in declared}
+    init = obj.__init__ if inspect.isclass(obj) else obj
+    hints = typing.get_type_hints(init)
+    return {p: hints.get(p, object) for p in inspect.signature(init).parameters if p not in ("self", "name", "entry")}
+
+
+def required_of(obj) -> tuple[str, ...]:
+    declared = getattr(obj, "REQUIRED", None)
+    if declared is not None:
+        return tuple(declared)
+    if isinstance(getattr(obj, "OPTIONS", None), (dict, tuple, list)):
+        return ()
+    init = obj.__init__ if inspect.isclass(obj) else obj
+    return tuple(p.name for p in inspect.signature(init).parameters.values()
+                 if p.name not in ("self", "name", "entry") and p.default is inspect.Parameter.empty)
+
+
+def describe(annotation) -> str:
+    """A type as a user reads it: 'an integer or null', 'one of strict, half, drop'."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(str(a) for a in args)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return " or ".join(describe(a) for a in args)
+    if origin in (list, tuple):
+        return f"a list of {_plural(describe(args[0]))}" if args else "a list"
+    if origin is dict:
+        return f"a mapping of {_plural(describe(args[1]))}" if len(args) == 2 else "a mapping"
+    if origin is typing.Annotated:
+        return describe(args[0])
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string", type(None): "null",
+            dict: "a mapping", list: "a list", object: "any value"}.get(annotation, getattr(annotation, "__name__",
+                                                                                             str(annotation)))
+
+
+def _plural(text: str) -> str:
+    words = {"an integer": "integers", "a number": "numbers", "a string": "strings", "a mapping": "mappings",
+             "a list": "lists", "true or false": "true or false"}
+    return words.get(text, text.removeprefix("an ").removeprefix("a "))
+
+
+def check_value(value, annotation, key: str) -> list[str]:
+    """[] when `value` has the type, else one line naming the key, the value and what is allowed."""
+    from pydantic import ConfigDict, TypeAdapter, ValidationError
+
+    if annotation is object:
+        return []
+    try:
+        TypeAdapter(annotation, config=None if _has_config(annotation) else ConfigDict(strict=True)).validate_python(value)
+        return []
+    except ValidationError:
+        pass
+    except Exception:   # an annotation pydantic cannot take: accept rather than block the run
+        return []
+    hint = ""
+    if typing.get_origin(annotation) is typing.Literal and isinstance(value, str):
+        hint = suggestion(value, [str(a) for a in typing.get_args(annotation)])
+    return [f"{key}: {value!r} is not allowed: {describe(annotation)}{hint}"]
+
+
+def _has_config(annotation) -> bool:
+    return inspect.isclass(annotation) and hasattr(annotation, "model_config")
+
+
+def check_entry(entry, registry: Registry, key: str, *, field: str = "kind", shared: dict | None = None) -> list[str]:
+    """Problems of one plug-in entry ({field: name, option: value, ...}): unknown kind or option (with
+    "did you mean"), a wrong type, a required option missing. `shared` options are accepted by every kind."""
+    if not isinstance(entry, dict):
+        return [f"{key}: a mapping like {{{field}: ...}}, got {entry!r}"]
+    if field not in entry:
+        return [f"{key}.{field}: missing; valid: {', '.join(registry.names())}"]
+    name = entry[field]
+    if name not in registry:
+        return [f"{key}.{field}: {did_you_mean(str(name), registry.names())}"]
+    obj = registry.lookup(name, f"{key}.{field}")
+    options = {**(shared or {}), **options_of(obj)}
+    problems = []
+    for opt, value in entry.items():
+        if opt == field:
+            continue
+        if opt not in options:
+            problems.append(f"{key}.{opt}: not an option of {registry.what} '{name}'{suggestion(opt, options)}; "
+                            f"valid: {', '.join(sorted(options))}")
+        else:
+            problems += check_value(value, options[opt], f"{key}.{opt}")
+    problems += [f"{key}.{opt}: required for {registry.what} '{name}'" for opt in required_of(obj) if opt not in entry]
+    return problems

@@ -1,0 +1,166 @@
+"""bon_report: best-of-k judge scores per RM for k = 1, 2, 4, … ≤ N, with an `(oracle)` line (the
+judge picks for itself: the ceiling) and a `(random)` line (a uniform pick: the floor), percentile
+bootstrap CIs over questions, metrics/bon.json and plots/bon_curve.png.
+
+The curve and plot report `expected` (every size-k subset: lower variance); `first_k` (the
+release's rule) is kept beside it in both tables for comparison."""
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+
+import numpy as np
+
+from tasks.downstream.bon.select import METHODS, best_of_k, pool_size, uniform_pick, usable
+from tasks.core.determinism import stable_rng
+from tasks.core.errors import ConfigError
+
+ORACLE, RANDOM, ALL = "(oracle)", "(random)", "all"
+REPORTED = "expected"
+
+
+def ks_for(n: int, max_k: int) -> tuple[list[int], list[int]]:
+    """(powers of two up to max_k that are <= N, those skipped because k > N)."""
+    powers = [2 ** e for e in range(max(int(max_k), 1).bit_length()) if 2 ** e <= max_k]
+    return [k for k in powers if k <= n], [k for k in powers if k > n]
+
+
+def per_question_rows(samples, judged, scores: dict[str, dict], ks) -> tuple[list[dict], dict]:
+    """Rows for every RM and both reference lines; plus per-line exclusion counts."""
+    questions = defaultdict(list)
+    for r in samples:
+        questions[(r["question_id"], r["domain"])].append(r)
+    rows, excluded = [], {}
+    for line in [*sorted(scores), ORACLE, RANDOM]:
+        counts = {"invalid_samples": 0, "no_rm_score": 0, "no_judge_score": 0, "questions_without_candidates": 0}
+        for (qid, domain), rs in sorted(questions.items()):
+            judge, cands = {}, []
+            for r in rs:
+                j = judged.get((qid, r["answer_hash"])) if r["valid"] else None
+                s = j if line in (ORACLE, RANDOM) else scores[line].get((qid, r["sample_index"]))
+                if not r["valid"]:
+                    counts["invalid_samples"] += 1
+                elif line not in (ORACLE, RANDOM) and not usable(s):
+                    counts["no_rm_score"] += 1
+                elif not usable(j):
+                    counts["no_judge_score"] += 1
+                else:
+                    judge[r["sample_index"]] = j
+                    cands.append((r["sample_index"], s))
+            counts["questions_without_candidates"] += not cands
+            for k in ks:
+                for m in METHODS:
+                    v = uniform_pick(judge, k, m) if line == RANDOM else best_of_k(cands, judge, k, m)
+                    rows.append({"rm": line, "question_id": qid, "domain": domain, "k": k, "method": m,
+                                 "judge_score": None if v is None else round(v, 6),
+                                 "candidates": pool_size(cands, k, m)})
+        excluded[line] = counts
+    return rows, excluded
+
+
+def _r6(x):
+    return None if x is None or np.isnan(x) else round(float(x), 6)
+
+
+def _bootstrap_ci(values, mask, b: int, ci: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile CI of the mean at every k. One resample of questions per replicate, shared by
+    every k, drawn as multinomial counts (O(b × questions) memory)."""
+    if not b:
+        return np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
+    counts = rng.multinomial(len(values), np.full(len(values), 1 / len(values)), size=b)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # a k no question reaches: all-NaN, left null
+        boot = (counts @ np.nan_to_num(values)) / (counts @ mask)
+        return tuple(np.nanquantile(boot, [(1 - ci) / 2, (1 + ci) / 2], axis=0))
+
+
+def curve_rows(per_question: list[dict], ks, b: int, ci: float, seed: int) -> list[dict]:
+    groups = defaultdict(dict)
+    for r in per_question:
+        for domain in (ALL, r["domain"]):
+            groups[(r["rm"], domain, r["method"])].setdefault(r["question_id"], {})[r["k"]] = r["judge_score"]
+    out = []
+    for (line, domain, method), by_q in sorted(groups.items()):
+        values = np.array([[np.nan if v.get(k) is None else v[k] for k in ks] for _, v in sorted(by_q.items())])
+        mask = ~np.isnan(values)
+        n = mask.sum(axis=0)
+        mean = np.where(n > 0, np.nansum(values, axis=0) / np.maximum(n, 1), np.nan)
+        lo, hi = _bootstrap_ci(values, mask, b, ci, stable_rng(seed, "bon", domain))
+        for j, k in enumerate(ks):
+            out.append({"rm": line, "domain": domain, "k": k, "method": method, "judge_score": _r6(mean[j]),
+                        "ci_low": _r6(lo[j]), "ci_high": _r6(hi[j]), "gain_over_k1": _r6(mean[j] - mean[0]),
+                        "n_questions": int(n[j])})
+    return out
+
+
+def report_metrics(curve, excluded, not_capable, *, n, ks, skipped, judge) -> dict:
+    lines = {}
+    for r in curve:
+        if r["domain"] == ALL:
+            full = {"score": r["judge_score"], "ci": [r["ci_low"], r["ci_high"]], "gain_over_k1": r["gain_over_k1"],
+                    "n_questions": r["n_questions"]}
+            lines.setdefault(r["rm"], {"excluded": excluded[r["rm"]]}).setdefault(r["method"], {})[str(r["k"])] = \
+                full if r["method"] == REPORTED else r["judge_score"]
+    per_domain = defaultdict(dict)
+    for r in curve:
+        if r["domain"] != ALL and r["method"] == REPORTED and ks and r["k"] == ks[-1]:
+            per_domain[r["rm"]][r["domain"]] = r["judge_score"]
+    return {"n": n, "ks": ks, "skipped_ks_above_n": skipped, "judge": judge, "reported_method": REPORTED,
+            "methods": {"expected": "mean over all size-k subsets of usable candidates (curve, plot)",
+                        "first_k": "first k samples, ties to the earliest: the release's rule (kept for comparison)"},
+            "lines": lines, f"per_domain_{REPORTED}_at_max_k": dict(per_domain),
+            "not_bon_capable": not_capable, "run": {}}   # no model calls in this stage
+
+
+def plot_curve(curve: list[dict], ks, n: int, ci: float, path) -> None:
+    from tasks.core.plots import plt, save
+
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    rows = [r for r in curve if r["domain"] == ALL and r["method"] == REPORTED]
+    style = {ORACLE: dict(color="black", ls="--"), RANDOM: dict(color="grey", ls=":")}
+    for line in sorted({r["rm"] for r in rows}, key=lambda x: (x in (ORACLE, RANDOM), x)):
+        rs = sorted((r for r in rows if r["rm"] == line and r["judge_score"] is not None), key=lambda r: r["k"])
+        x = [r["k"] for r in rs]
+        ax.plot(x, [r["judge_score"] for r in rs], marker="o", ms=3, label=line, **style.get(line, {}))
+        if line not in style and all(r["ci_low"] is not None for r in rs):
+            ax.fill_between(x, [r["ci_low"] for r in rs], [r["ci_high"] for r in rs], alpha=0.12)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set_xlabel("k (best of k candidates)")
+    ax.set_ylabel("rubric judge score of the pick")
+    ax.set_title(f"Best-of-k of N={n} ({REPORTED} over subsets, {ci:.0%} bootstrap CI)")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    save(fig, path)
+
+
+def run(params: dict, inputs: dict, out: dict) -> dict:
+    from tasks.core.artifacts import read_table, write_table
+    from tasks.core.runlog import write_metrics
+    from tasks.downstream.bon import REPORT_PARAMS, bon_params
+
+    p = bon_params(params, REPORT_PARAMS)
+    samples = read_table(inputs["samples"], "bon_samples").to_pylist()
+    judged_rows = read_table(inputs["judged"], "bon_judged").to_pylist()
+    judged = {(r["question_id"], r["answer_hash"]): r["judge_score"] for r in judged_rows}
+    scores, strategies, not_capable = {}, {}, []
+    for rm, path in sorted(inputs["scores"].items()):
+        if rm in (ORACLE, RANDOM):
+            raise ConfigError(f"scoring.rms: '{rm}' is reserved for a BoN reference line; rename the RM")
+        rows = read_table(path, "bon_scores").to_pylist()
+        if not rows and samples:   # bon_score writes an empty table for a pairwise-only RM
+            not_capable.append(rm)
+            continue
+        scores[rm] = {(r["question_id"], r["sample_index"]): r["score"] for r in rows}
+        strategies[rm] = rows[0]["strategy"] if rows else None
+    n = max((r["sample_index"] for r in samples), default=-1) + 1
+    ks, skipped = ks_for(n, p["max_k"])
+    per_q, excluded = per_question_rows(samples, judged, scores, ks)
+    curve = curve_rows(per_q, ks, int(p["bootstrap"]), float(p["ci"]), int(params["common"]["seed"]))
+    write_table(per_q, out["per_question"], "bon_per_question")
+    write_table(curve, out["curve"], "bon_curve")
+    metrics = report_metrics(curve, excluded, not_capable, n=n, ks=ks, skipped=skipped,
+                             judge=judged_rows[0]["judge"] if judged_rows else None)
+    metrics.update(questions=len({r["question_id"] for r in samples}), strategies=strategies)
+    write_metrics(metrics, out["metrics"])
+    plot_curve(curve, ks, n, float(p["ci"]), out["plot"])
+    return metrics

@@ -1,0 +1,88 @@
+"""`prbench diff REV_A [REV_B]`: which accuracies and correlations changed between two versions of
+the data, params or code (git revisions: tags, commits, branches; REV_B defaults to the workspace).
+It wraps `dvc metrics diff REV_A REV_B --json`; the plots side by side are `dvc plots diff REV_A REV_B`."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tasks.core.errors import ConfigError
+
+KINDS = ("accuracy", "downstream", "correlation", "other")
+
+
+def metrics_diff(rev_a: str, rev_b: str | None = None, *, cwd=".", targets: list[str] | None = None,
+                 unchanged: bool = False) -> dict:
+    """dvc's JSON: {file: {flattened.key: {"old", "new", "diff"?}}}, changed metrics only unless `unchanged`
+    (the compare page shows both versions whole). dvc leaves out list values (e.g. a CI as [lo, hi])."""
+    cmd = [sys.executable, "-m", "dvc", "metrics", "diff", rev_a, *([rev_b] if rev_b else []), "--json"]
+    cmd += ["--all"] if unchanged else []
+    cmd += ["--targets", *targets] if targets else []
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env={**os.environ, "DVC_NO_ANALYTICS": "1"})
+    if proc.returncode != 0:
+        why = next((line for line in reversed(proc.stderr.splitlines()) if line.strip()), f"exit {proc.returncode}")
+        raise ConfigError(f"dvc metrics diff {rev_a} {rev_b or '(workspace)'}: {why.strip()}")
+    return json.loads(proc.stdout or "{}")
+
+
+def kind(key: str) -> str:
+    """accuracy (leaderboard, correlation inputs), downstream (BoN/PPO scores per RM), correlation, other."""
+    parts = key.split(".")
+    if "correlations" in parts or "comparisons" in parts:
+        return "correlation"
+    if parts[0] == "downstream":
+        return "downstream"
+    return "accuracy" if "accuracy" in parts else "other"
+
+
+def diff_rows(raw: dict, all_metrics: bool = False) -> list[dict]:
+    """One row per changed metric in KINDS order; `other` only with all_metrics."""
+    rows = [{"kind": kind(key), "file": file, "metric": key, "old": v.get("old"), "new": v.get("new"),
+             "change": v.get("diff")} for file, changed in raw.items() for key, v in changed.items()]
+    rows = [r for r in rows if all_metrics or r["kind"] != "other"]
+    return sorted(rows, key=lambda r: (KINDS.index(r["kind"]), r["file"], r["metric"]))
+
+
+def _cell(x, signed=False) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return f"{x:+.4f}" if signed else f"{x:.4f}"
+    return str(x)
+
+
+def format_diff(rows: list[dict], rev_a: str, rev_b: str | None) -> str:
+    span = f"{rev_a} -> {rev_b or 'workspace'}"
+    if not rows:
+        return f"no accuracy, downstream score or correlation changed ({span})"
+    lines = [["kind", "file", "metric", "old", "new", "change"]]
+    lines += [[r["kind"], r["file"], r["metric"], _cell(r["old"]), _cell(r["new"]), _cell(r["change"], True)]
+              for r in rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    body = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines]
+    plots = f"dvc plots diff {rev_a}" + (f" {rev_b}" if rev_b else "")
+    return "\n".join([f"metrics changed ({span}); plots side by side: `{plots}`", *body])
+
+
+def cmd_diff(args) -> int:
+    try:
+        raw = metrics_diff(args.rev_a, args.rev_b, targets=args.targets)
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    print(format_diff(diff_rows(raw, args.all_metrics), args.rev_a, args.rev_b))
+    return 0
+
+
+def add_parser(subparsers):
+    """Register `prbench diff` on the CLI's subparsers."""
+    ap = subparsers.add_parser("diff", help="accuracies and correlations changed between two versions "
+                                            "(dvc metrics diff; see also dvc plots diff)")
+    ap.add_argument("rev_a", help="a git revision: tag, commit or branch")
+    ap.add_argument("rev_b", nargs="?", default=None, help="another revision (default: the workspace)")
+    ap.add_argument("--all-metrics", action="store_true", help="every changed metric, not only accuracies and correlations")
+    ap.add_argument("--targets", nargs="+", default=None, help="only these metrics files")
+    ap.set_defaults(func=cmd_diff)
+    return ap

@@ -1,0 +1,35 @@
+"""Downstream RL: does an RM's ranking help when it is the only reward a policy is trained on?
+(the paper's PPO validation; PPO, GRPO or RLOO with trl 1.12)
+
+rl_train@<rm>  trains the policy on the train split's questions + the user's top posts, with that RM
+               as the reward through the leaderboard's own scorer and strategy contexts (reward.py,
+               train.py); RMs not selected by rl.rms or not RL-capable get a small record instead
+rl_eval        every trained policy and the untrained one answer the test questions through the LLM
+               layer (greedy, or sampled at rl.eval.temperature); the rubric judge of BoN scores each
+               distinct answer once, and every question counts (evaluate.py)
+
+The keys each stage reads are listed here: they are its Prefect cache key and its dvc.yaml `params`,
+so changing the eval budget never retrains and adding an RM trains only that RM.
+"""
+from tasks.core.layout import RL_EVAL as EVAL  # noqa: F401 - the paths live in tasks/core/layout.py
+from tasks.core.layout import RL_POLICIES_DIR as POLICIES_DIR  # noqa: F401
+from tasks.core.layout import rl_train as train_outputs  # noqa: F401
+
+from tasks.core.stage_table import RL_EVAL_PARAMS as EVAL_PARAMS  # noqa: F401 - the table declares them
+from tasks.core.stage_table import RL_PROMPT_KEYS as PROMPT_KEYS  # noqa: F401
+from tasks.core.stage_table import RL_TRAIN_PARAMS as TRAIN_PARAMS  # noqa: F401
+ALGORITHMS = ("ppo", "grpo", "rloo")
+NOT_SELECTED, NOT_CAPABLE, TRAINED = "not selected", "not RL-capable", "trained"
+
+
+def rl_params(params: dict, keys: tuple[str, ...]) -> dict:
+    from tasks.core.errors import ConfigError
+    from tasks.core.params import stage_params
+
+    p = stage_params(params, "rl")
+    missing = [k for k in keys if k not in p]
+    if missing:
+        raise ConfigError(f"params: rl.{missing[0]} is missing")
+    if "algorithm" in keys and p["algorithm"] not in ALGORITHMS:
+        raise ConfigError(f"rl.algorithm: unknown '{p['algorithm']}'; valid: {', '.join(ALGORITHMS)}")
+    return {k: p[k] for k in keys}

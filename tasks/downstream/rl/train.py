@@ -1,0 +1,179 @@
+"""rl_train for one RM: the policy trained with that RM as its only reward -> data/rl/policies/<rm>/,
+metrics/rl_train/<rm>.json, plots/rl_train/<rm>.csv + .png (per update: reward mean/std, failures, KL,
+entropy). Prompts are the train split's questions with the user's top posts (the BoN policy prompt
+code), never the rubric or narrative. One pooled policy, or one per domain (rl.train.per_domain, as the
+release). The metrics say whether the policy learned: the reward of the last updates against the
+first, with a CI (reward.reward_change). An RM that rl.rms leaves out, or that cannot score one answer
+alone, gets the same files with status "not selected" / "not RL-capable", so the foreach stays whole."""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from tasks.core.artifacts import replace_dir
+from tasks.core.errors import ConfigError, did_you_mean
+from tasks.downstream.rl import NOT_CAPABLE, NOT_SELECTED, TRAINED, TRAIN_PARAMS, rl_params
+from tasks.downstream.rl.curves import STEP_COLUMNS, plot_steps, step_rows, write_steps  # noqa: F401
+
+
+def selection(p: dict, rm: str, rms: dict) -> bool:
+    """Whether rl.rms (null = every RM) selects `rm`; every listed name must be an RM in scoring.rms."""
+    if p["rms"] is None:
+        return True
+    for name in p["rms"]:
+        if name not in rms:
+            raise ConfigError(f"rl.rms: {did_you_mean(name, rms)}")
+    return rm in p["rms"]
+
+
+def train_prompts(inputs: dict, p: dict) -> tuple[list[dict], list[list[dict]]]:
+    from tasks.core.artifacts import read_table
+    from tasks.downstream.bon.sample import pick_questions, policy_prompts
+
+    t = p["train"]
+    everything = read_table(inputs["questions"], "questions").to_pylist()
+    questions = pick_questions(everything, {"splits": t["splits"], "domains": None, "questions_limit": t["questions_limit"]})
+    if not questions:   # e.g. the paper setting: the released benchmark is test-only
+        held = ", ".join(sorted({q["split"] for q in everything})) or "none"
+        raise ConfigError(f"rl.train.splits: no questions of split(s) {', '.join(t['splits'])} in {inputs['questions']} "
+                          f"(it holds: {held}); RL trains on questions the benchmark does not test: ingest a train "
+                          "split (ingest.splits; the release trains PPO on LaMP-QA's train questions) or set rl.rms: []")
+    ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
+    return questions, policy_prompts(questions, ranked, p)
+
+
+def train_policy(reward, questions, messages, p: dict, seed: int, cache_dir) -> tuple[dict, list[dict], dict, float]:
+    """Train; return (trained parameters, trl's per-update logs, facts about the run, seconds in trl).
+    Facts: trained parameters, optimizer steps (batch / mini_batch per update) and the learning rate trl
+    logged first and last (constant, or decaying under lr_schedule linear)."""
+    from tasks.core.determinism import deterministic
+    from tasks.downstream.rl import policy as pol
+    from tasks.downstream.rl import trainers
+
+    t = p["train"]
+    trainers.sizes(t)   # the batch sizes and schedule, checked before any model loads
+    folder, kwargs = pol.base_folder(p["policy"], cache_dir)
+    qids = [q["id"] for q in questions]
+    with tempfile.TemporaryDirectory(prefix="rl_train-") as work, deterministic(seed):
+        lm = pol.load_policy(folder, kwargs)
+        n_trained = pol.select_trainable(lm, t["train_layers"])
+        tok, prompt_ids = trainers.training_tokenizer(folder, kwargs, messages)
+        if p["algorithm"] == "ppo":
+            value = pol.load_policy(folder, kwargs, value_head=True)
+            pol.select_trainable(value, t["train_layers"], head="score")
+            trainer = trainers.ppo(lm, value, tok, prompt_ids, qids, reward, t, seed, work)
+        else:
+            trainer = trainers.group_relative(p["algorithm"], lm, tok, messages, qids, reward, t, seed, work)
+        start, steps = time.perf_counter(), []
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        # accelerate's wrapper is an Optimizer too and calls the real one: count the real one's steps only
+        hook = register_optimizer_step_post_hook(lambda opt, *_: None if hasattr(opt, "optimizer") else steps.append(1))
+        try:
+            trainer.train()
+        finally:
+            hook.remove()
+        micro, mini, batch = trainers.sizes(t)
+        lrs = [h.get("lr", h.get("learning_rate")) for h in trainer.state.log_history
+               if h.get("lr", h.get("learning_rate")) is not None]
+        facts = {"trained_parameters": n_trained, "optimizer_steps": len(steps),
+                 "learning_rate": {"first": float(lrs[0]), "last": float(lrs[-1])} if lrs else None}
+        return pol.trained_state(lm), trainers.step_logs(trainer, batch // mini), facts, time.perf_counter() - start
+
+
+def publish(manifest: dict, states: dict | None, target: Path) -> None:
+    from tasks.downstream.rl.policy import write_checkpoint
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    tmp.chmod(0o755)
+    try:
+        write_checkpoint(tmp, manifest, states)
+        replace_dir(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def domain_groups(questions: list[dict], messages: list, per_domain: bool) -> list[tuple[str | None, list, list]]:
+    """[(None, all)] for one pooled policy; [(domain, its questions, its prompts), ...] per domain."""
+    if not per_domain:
+        return [(None, questions, messages)]
+    out = {}
+    for q, m in zip(questions, messages):
+        out.setdefault(q["domain"], ([], []))
+        out[q["domain"]][0].append(q)
+        out[q["domain"]][1].append(m)
+    return [(d, qs, ms) for d, (qs, ms) in sorted(out.items())]
+
+
+def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
+    from tasks.core.artifacts import tree_hash
+    from tasks.core.determinism import stable_rng
+    from tasks.models.resources import Resources
+    from tasks.downstream.rl.policy import base_identity
+    from tasks.downstream.rl.reward import RewardFailures, RMReward, reward_change, rl_capable
+    from tasks.models.rms.registry import make_rm
+    from tasks.core.runlog import record, write_metrics
+    from tasks.models.strategies import check_benchmark_strategy, check_planner_splits, load_contexts
+
+    start = time.perf_counter()
+    p, rms, seed = rl_params(params, TRAIN_PARAMS), params["scoring"]["rms"], int(params["common"]["seed"])
+    if rm_name not in rms:
+        raise ConfigError(f"scoring.rms: {did_you_mean(rm_name, rms)}")
+    strategy = check_benchmark_strategy(p["strategy"], "rl.strategy")
+    res, selected = Resources(params), selection(p, rm_name, rms)
+    if selected:
+        check_planner_splits(strategy, p["train"]["splits"], params, "rl.strategy")
+    # an RM left out is not even built (its entry is the score stage's to check): the record costs nothing
+    rm = make_rm(rm_name, rms[rm_name], res) if selected else None
+    capable = rl_capable(rm) if selected else None
+    status = TRAINED if selected and capable else NOT_SELECTED if not selected else NOT_CAPABLE
+    reason = {NOT_SELECTED: f"rl.rms does not list '{rm_name}'",
+              NOT_CAPABLE: f"{rm.kind if rm else ''}: pairwise-only, no score for an answer on its own"}.get(status)
+    manifest = {"format": "prbench-rl-policy/1", "rm": rm_name, "kind": rms[rm_name].get("kind"), "status": status,
+                "reason": reason}
+    states, rows, counters, learned = None, [], {}, {}
+    if status == TRAINED:
+        questions, messages = train_prompts(inputs, p)
+        context = load_contexts(strategy, inputs["questions"], inputs["profile_context"], inputs.get("inferred_rubrics"))
+        reward = RMReward(rm, {q["id"]: q["question"] for q in questions}, context, p["max_reward_failures"])
+        per_domain, states, loop, facts = bool(p["train"].get("per_domain")), {}, 0.0, {}
+        try:
+            for domain, qs, ms in domain_groups(questions, messages, per_domain):
+                first = len(reward.steps)
+                state, logs, facts[domain or "all"], seconds = train_policy(reward, qs, ms, p, seed, res.cache_dir)
+                states[domain], loop = state, loop + seconds
+                rows += step_rows(reward.steps[first:], logs, domain)
+                learned[domain or "all"] = reward_change(reward.steps[first:], stable_rng(seed, "rl_train", rm_name,
+                                                                                          domain or "all"))
+        except RewardFailures:
+            record(out["metrics"], {"reward_failures": reward.failures, "steps": len(reward.steps),
+                                    "errors": [e for s in reward.steps for e in s.errors][:5], **res.stats()})
+            raise
+        counters = {"seconds": round(time.perf_counter() - start, 1), "train_loop_seconds": round(loop, 1),
+                    "seconds_per_update": round(loop / max(len(rows), 1), 2)}
+        manifest.update(algorithm=p["algorithm"], base=base_identity(p["policy"]), strategy=strategy, seed=seed,
+                        identity=rm.identity(), train_questions=len(questions),
+                        trained_parameters=next(iter(facts.values()))["trained_parameters"],
+                        optimizer_steps=sum(f["optimizer_steps"] for f in facts.values()),
+                        learning_rate={d: f["learning_rate"] for d, f in facts.items()},
+                        updates=len(rows), rollouts=sum(r["rollouts"] for r in rows),
+                        reward_failures=reward.failures, per_domain=per_domain,
+                        domains={d: len(qs) for d, qs, _ in domain_groups(questions, messages, True)} if per_domain
+                        else None,
+                        planner_failed_prompts=sum(q["id"] in context.failed for q in questions), train=p["train"])
+    publish(manifest, states, Path(out["policy"]))
+    write_steps(rows, out["plot_data"])
+    plot_steps(rows, f"RL with {rm_name} as reward ({p['algorithm']})" if rows else f"{rm_name}: {status}",
+               out["plot"])
+    means = [r["reward_mean"] for r in rows if r["reward_mean"] is not None]
+    metrics = {**{k: v for k, v in manifest.items() if k not in ("format", "train")},
+               "rl_capable": capable, "selected": selected, "reward_failures": manifest.get("reward_failures"),
+               "reward_failures_per_step": [r["reward_failures"] for r in rows],
+               "reward_mean_first": means[0] if means else None, "reward_mean_last": means[-1] if means else None,
+               "reward_change": learned or None,
+               "checkpoint": tree_hash([out["policy"]]), "run": {**counters, **res.stats()}}
+    write_metrics(metrics, out["metrics"])
+    return metrics

@@ -1,2 +1,0 @@
-"""The human_eval stage's artifact schemas live with every other schema in tasks/schemas.py."""
-from tasks.schemas import HUMAN_EVAL_KEY, HUMAN_RATINGS, PROXY_REPLIES  # noqa: F401

@@ -1,0 +1,177 @@
+"""The rubric judge: how well an answer covers the user's gold rubric aspects, 0/1/2 per aspect
+(LaMP-QA's scale), normalised to [0, 1] as sum / (2 × #aspects). Used for pair validity and BoN.
+
+- `embedding`: MiniLM similarity between each aspect (title + evidence) and the answer's
+  sentences, mapped to 0/1/2 by thresholds. Deterministic and cheap: the embedded default,
+  because the local 135M LLM is at chance as a judge (measured).
+- `llm`: any LLM backend; `per_aspect` (one call per aspect, LaMP-QA) or `all` (one call, the release).
+  Its reply budget (`max_tokens`) must fit the longest rubric: in `all` mode a list of n digits
+  costs ~3 tokens per aspect ("2", ",", " "), so a small budget silently loses the aspect-rich
+  questions; `unparseable_by_aspects` makes such a bias visible in the metrics.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from tasks.core.errors import ConfigError
+from tasks.core.registry import Registry
+
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# Room for a 0/1/2 list of ~40 aspects (~3 tokens each) plus a code fence or a short preamble;
+# LaMP-QA test rubrics hold ~5 aspects on average and rarely more than a dozen.
+DEFAULT_MAX_TOKENS = 128
+JUDGES = Registry("judge kind")
+SHARED = {"prompt": str, "max_tokens": int | None}   # every kind takes them (a dvc dep, a reply budget)
+
+
+@dataclass
+class Verdict:
+    per_aspect: list[int] | None    # None when the judge's reply could not be parsed
+    raw: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.per_aspect is not None
+
+    @property
+    def score(self) -> float | None:
+        return sum(self.per_aspect) / (2 * len(self.per_aspect)) if self.valid and self.per_aspect else None
+
+
+def aspect_text(a: dict) -> str:
+    return f"{a['aspect']}: {a['evidence']}"
+
+
+@JUDGES.register
+class EmbeddingJudge:
+    kind = "embedding"
+    OPTIONS = {"encoder": str, "partly": float, "well": float, **SHARED}
+    REQUIRED = ("partly", "well")
+
+    @classmethod
+    def from_config(cls, cfg: dict, *, encoder_factory, llm_factory, seed: int):
+        return cls(encoder_factory(cfg.get("encoder", "embedded:all-MiniLM-L6-v2")), cfg["partly"], cfg["well"])
+
+    def __init__(self, encoder, partly: float, well: float):
+        if not partly < well:
+            raise ConfigError("judge: thresholds need partly < well")
+        self.encoder, self.partly, self.well = encoder, partly, well
+
+    def identity(self) -> str:
+        return f"embedding:{self.encoder.identity}:{self.partly}:{self.well}"
+
+    def judge(self, items: list[tuple[dict, str]]) -> list[Verdict]:
+        """items: (question row with rubric_aspects, answer). One batch for all texts."""
+        sentences = [[s for s in SENTENCE.split(answer.strip()) if s] or [""] for _, answer in items]
+        aspects = [[aspect_text(a) for a in q["rubric_aspects"]] for q, _ in items]
+        vecs = self.encoder.encode([t for group in sentences + aspects for t in group])
+        out, pos = [], 0
+        sent_vecs = []
+        for group in sentences:
+            sent_vecs.append(vecs[pos:pos + len(group)])
+            pos += len(group)
+        for sv, group in zip(sent_vecs, aspects):
+            av = vecs[pos:pos + len(group)]
+            pos += len(group)
+            best = (av @ sv.T).max(axis=1) if len(group) else np.zeros(0)
+            out.append(Verdict([int(2 if s >= self.well else 1 if s >= self.partly else 0)
+                                for s in np.round(best, 6)]))
+        return out
+
+
+def parse_digit(text: str) -> int:
+    m = re.search(r"\b([012])\b", text)
+    if not m:
+        raise ValueError(f"no 0/1/2 verdict in {text[:60]!r}")
+    return int(m.group(1))
+
+
+def parse_digit_list(n: int):
+    def parse(text: str) -> list[int]:
+        m = re.search(r"\[[^\]]*\]", text)
+        if not m:
+            raise ValueError(f"no JSON list in {text[:60]!r}")
+        try:
+            values = json.loads(m.group(0))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"bad JSON list: {exc.msg}") from None
+        if len(values) != n or any(v not in (0, 1, 2) for v in values):
+            raise ValueError(f"expected {n} values in 0/1/2, got {values}")
+        return [int(v) for v in values]
+    return parse
+
+
+@JUDGES.register
+class LLMJudge:
+    kind = "llm"
+    OPTIONS = {"llm": str, "mode": Literal["per_aspect", "all"], "parse_retries": int, **SHARED}
+    REQUIRED = ("llm", "prompt")
+
+    @classmethod
+    def from_config(cls, cfg: dict, *, encoder_factory, llm_factory, seed: int):
+        max_tokens = DEFAULT_MAX_TOKENS if cfg.get("max_tokens") is None else cfg["max_tokens"]   # null = default
+        if not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ConfigError(f"judge.max_tokens: need a positive number of tokens, got {max_tokens!r}")
+        return cls(llm_factory(cfg["llm"]), cfg.get("mode", "per_aspect"), cfg["prompt"], max_tokens=max_tokens,
+                   retries=cfg.get("parse_retries", 2), seed=seed)
+
+    def __init__(self, llm, mode: str, prompt: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, retries: int = 2,
+                 temperature_bump: float = 0.3, seed: int = 0):
+        if mode not in ("per_aspect", "all"):
+            raise ConfigError(f"judge.mode: unknown mode '{mode}'; valid: per_aspect, all")
+        self.llm, self.mode, self.prompt = llm, mode, prompt
+        self.max_tokens, self.retries, self.bump, self.seed = max_tokens, retries, temperature_bump, seed
+
+    def identity(self) -> str:
+        from tasks.core.artifacts import file_hash
+
+        return f"llm:{self.llm.backend.identity()}:{self.mode}:{file_hash(self.prompt)[:12]}"
+
+    def judge(self, items: list[tuple[dict, str]]) -> list[Verdict]:
+        from tasks.models.llm import GenParams
+        from tasks.core.prompts import render
+        from tasks.models.structured import generate_parsed
+
+        params = GenParams(temperature=0.0, max_tokens=self.max_tokens, seed=self.seed)
+        if self.mode == "all":
+            prompts = [render(self.prompt, question=q["question"], answer=a, n=len(q["rubric_aspects"]),
+                              aspect_list="\n".join(f"{i}. {aspect_text(x)}"
+                                                    for i, x in enumerate(q["rubric_aspects"], 1)))
+                       for q, a in items]
+            parsed = generate_parsed(self.llm, prompts, [parse_digit_list(len(q["rubric_aspects"])) for q, _ in items],
+                                     params, retries=self.retries, temperature_bump=self.bump, progress="judge")
+            return [Verdict(p.value, p.raw) for p in parsed]
+        flat = [(i, render(self.prompt, question=q["question"], answer=a, aspect=x["aspect"], evidence=x["evidence"]))
+                for i, (q, a) in enumerate(items) for x in q["rubric_aspects"]]
+        parsed = generate_parsed(self.llm, [m for _, m in flat], parse_digit, params, retries=self.retries,
+                                 temperature_bump=self.bump, progress="judge")
+        grouped: dict[int, list] = {i: [] for i in range(len(items))}
+        for (i, _), p in zip(flat, parsed):
+            grouped[i].append(p)
+        return [Verdict([p.value for p in ps] if all(p.valid for p in ps) else None,
+                        "\n".join(p.raw for p in ps)) for i, ps in sorted(grouped.items())]
+
+
+def unparseable_by_aspects(verdicts: list[tuple[int, bool]]) -> list[dict]:
+    """(number of gold aspects, verdict parsed) per verdict -> one row per rubric size, so a
+    reply budget that cuts long rubrics short shows up as unparseable verdicts at large sizes."""
+    per: dict[int, list[int]] = {}
+    for n, ok in verdicts:
+        counts = per.setdefault(int(n), [0, 0])
+        counts[0] += 1
+        counts[1] += not ok
+    return [{"aspects": n, "judged": j, "unparseable": u} for n, (j, u) in sorted(per.items())]
+
+
+def make_judge(cfg: dict, *, encoder_factory, llm_factory, seed: int = 0, key: str = "judge"):
+    from tasks.core.registry import check_entry
+
+    problems = check_entry(cfg, JUDGES, key)
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return JUDGES[cfg["kind"]].from_config(cfg, encoder_factory=encoder_factory, llm_factory=llm_factory, seed=seed)

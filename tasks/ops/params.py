@@ -1,0 +1,116 @@
+"""The params file checked completely: the structure (tasks/core/params: types, unknown keys, enums,
+missing keys) and then what only the registries of every layer can tell: entries of pluggable kinds,
+names that refer across groups (an LLM under `llms`, an RM under `scoring.rms`, a strategy, a retriever,
+a benchmark importer, a downstream method) and the guards no stage may be given. Every entry point
+(`prbench`, each stage command, a release) loads params through here. Nothing is built or loaded."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tasks.core import params as core_params
+from tasks.core.errors import ConfigError, suggestion
+from tasks.core.params import params_path, read_yaml, stage_params  # noqa: F401 - the params API in one place
+
+
+def load_params(path: str | Path | None = None, *, complete=False) -> dict:
+    """tasks.core.params.load_params, with every plug-in name checked too."""
+    return core_params.load_params(path, complete=complete, plugin_check=check_plugins)
+
+
+def validate(raw, label: str = core_params.DEFAULT) -> dict:
+    return core_params.validate(raw, label, plugin_check=check_plugins)
+
+
+def check_params(raw):
+    from tasks.core.params.check import check_params as check
+
+    return check(raw, plugin_check=check_plugins)
+
+
+def _names(problems: list[str], value, valid, key: str, what: str) -> None:
+    if value is not None and value not in valid:
+        problems.append(f"{key}: '{value}' is not {what}{suggestion(str(value), valid)}; valid: {', '.join(valid)}")
+
+
+def check_plugins(p: dict) -> list[str]:
+    """Entries of pluggable kinds and the names that refer across groups (after the types passed)."""
+    from tasks.ops import releases
+    from tasks.models.judge import JUDGES
+    from tasks.models.llm.registry import check as check_llm
+    from tasks.core.registry import check_entry
+    from tasks.models.retrieval import RETRIEVERS
+    from tasks.models.rms.registry import check as check_rm
+    from tasks.models.strategies import STRATEGIES
+
+    problems: list[str] = []
+    llms, rms = p["llms"], p["scoring"]["rms"]
+    for name, entry in llms.items():
+        problems += check_llm(entry, f"llms.{name}")
+    for name, entry in rms.items():
+        problems += check_rm(name, entry)
+    problems += check_rm("", p["releases"]["entry"], "releases.entry")
+    for group in ("pairs", "bon"):
+        problems += check_entry(p[group]["judge"], JUDGES, f"{group}.judge")
+    try:
+        releases.check_rules(p["releases"]["watch"])
+    except ConfigError as exc:
+        problems.append(str(exc))
+    _names(problems, p["profiles"]["retriever"], RETRIEVERS.names(), "profiles.retriever", "a retriever")
+
+    uses_llm = {"rubrics.llm": p["rubrics"]["llm"], "pairs.llm": p["pairs"]["llm"],
+                "generic_pairs.llm": p["generic_pairs"]["llm"], "human_eval.proxy_llm": p["human_eval"]["proxy_llm"],
+                "bon.policy_llm": p["bon"]["policy_llm"],
+                **{f"{g}.judge.llm": p[g]["judge"].get("llm") for g in ("pairs", "bon") if isinstance(p[g]["judge"], dict)},
+                **{f"scoring.rms.{n}.llm": e.get("llm") for n, e in rms.items() if isinstance(e, dict)}}
+    for key, name in uses_llm.items():
+        _names(problems, name, sorted(llms), key, "a name under llms")
+
+    strategies = STRATEGIES.names()
+    one = {"train_rm.strategy": p["train_rm"]["strategy"], "leaderboard.heatmap_strategy":
+           p["leaderboard"]["heatmap_strategy"], "bon.strategy": p["bon"]["strategy"], "rl.strategy": p["rl"]["strategy"],
+           "correlation.strategy": p["correlation"]["strategy"], "releases.rank_strategy": p["releases"]["rank_strategy"]}
+    for key, name in one.items():
+        _names(problems, name, strategies, key, "a strategy")
+    for key in ("strategies", "generic_strategies"):
+        problems += STRATEGIES.check_names(p["scoring"][key], f"scoring.{key}")
+    from tasks.downstream.correlation.methods import DOWNSTREAM
+
+    problems += DOWNSTREAM.check_names(p["correlation"]["downstream"], "correlation.downstream")
+    for i, name in enumerate(p["rl"]["rms"] or []):
+        _names(problems, name, sorted(rms), f"rl.rms[{i}]", "an RM under scoring.rms")
+    from tasks.stages.benchmarks import BENCHMARKS
+
+    for b, entry in (p.get("benchmarks") or {}).items():   # other benchmarks: their importer and RMs exist
+        _names(problems, entry.get("source"), BENCHMARKS.names(), f"benchmarks.{b}.source", "a benchmark")
+        for i, name in enumerate(entry.get("rms") or []):
+            _names(problems, name, sorted(rms), f"benchmarks.{b}.rms[{i}]", "an RM under scoring.rms")
+    return problems + guards(p) if not problems else problems
+
+
+def guards(p: dict) -> list[str]:
+    """What no stage may be given: the gold rubric as an input, planner contexts for splits the planner never
+    saw, an RM trained on the split it is scored on, RL prompts read twice."""
+    from tasks.models.strategies import check_benchmark_strategy, check_planner_splits
+
+    checks = [*(lambda key=key, g=g: check_benchmark_strategy(p[g]["strategy"], key)
+                for g, key in (("bon", "bon.strategy"), ("rl", "rl.strategy"), ("train_rm", "train_rm.strategy"),
+                               ("correlation", "correlation.strategy"))),
+              lambda: check_planner_splits(p["bon"]["strategy"], p["bon"]["splits"], p, "bon.strategy"),
+              lambda: check_planner_splits(p["rl"]["strategy"], p["rl"]["train"]["splits"], p, "rl.strategy")]
+    problems = []
+    for check in checks:
+        try:
+            check()
+        except ConfigError as exc:
+            problems.append(str(exc))
+    both = sorted(set(p["train_rm"]["splits"]) & set(p["scoring"]["splits"]))
+    if both:
+        problems.append(f"train_rm.splits: '{both[0]}' is also a scored split (scoring.splits); train on questions "
+                        "the benchmark does not test")
+    rp = p["ingest"].get("rl_prompts") or {}
+    twice = sorted(set(rp.get("splits") or ()) & set(p["ingest"]["splits"]))
+    if twice:
+        problems.append(f"ingest.rl_prompts.splits: '{twice[0]}' is also in ingest.splits; read each split from one source")
+    return problems
+
+

@@ -1,0 +1,86 @@
+"""Render the report page: the run page from the stage outputs (the `report` stage) and the pages'
+shared Jinja2 environment. One self-contained file: CSS, script and charts inline, nothing fetched."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import jinja2
+
+from tasks.core import layout
+from tasks.core.artifacts import file_hash, write_text
+from tasks.ops.report import benchmarks, board, downstream, methods, provenance
+from tasks.ops.report.sources import DATASET, Sources
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True,
+                              lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+
+
+def render(template: str, context: dict) -> str:
+    return environment().get_template(template).render(**context)
+
+
+def _shown(v) -> str:
+    return "(absent)" if v is provenance.MISSING else json.dumps(v, sort_keys=True, ensure_ascii=False)
+
+
+def provenance_context(params: dict, src: Sources, code_version: str) -> dict:
+    refs = provenance.load_references(src.prefixed("reference"))
+    diffs = provenance.params_differences(params, refs)
+    score_metrics = {rm: src.json(f"score_metrics:{rm}") for rm in src.prefixed("score_metrics")}
+    dataset = {n: src.inputs[n] for n in DATASET if src.has(n)}
+    return {"code_version": code_version, "code_paths": layout.REPORT_CODE_VERSION,
+            "params_hash": hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest(),
+            "references": [{"label": label, "path": path,
+                            "differing": sum(d["references"][label] != d["run"] for d in diffs)}
+                           for label, path in src.prefixed("reference").items()],
+            "differences": [{"key": d["key"], "run": _shown(d["run"]),
+                             "references": [_shown(d["references"][label]) for label in refs]} for d in diffs],
+            "rms": provenance.rm_rows(params["scoring"]["rms"], params.get("llms") or {}, score_metrics,
+                                      src.json("train_rm_metrics")),
+            "dataset": provenance.dataset_hash(dataset) if dataset else None,
+            "packages": provenance.package_versions(),
+            "inputs": [{"name": n, "path": p, "sha256": file_hash(p)} for n, p in sorted(src.inputs.items())]}
+
+
+def run_context(params: dict, inputs: dict, code_version: str) -> dict:
+    """Everything the run page shows, as text and pixel positions; sections without inputs are None."""
+    src = Sources(inputs)
+    rms = params["scoring"]["rms"]
+    lb_rows, lb_metrics = src.rows("leaderboard"), src.json("leaderboard_metrics")
+    lboard = board.leaderboard(lb_rows or [], src.columns("leaderboard"), lb_metrics) if lb_metrics else None
+    return {
+        "title": (params.get("report") or {}).get("title") or "prbench report",
+        "mode": "run",
+        "headline": board.headline(lboard, rms) if lboard else None,
+        "leaderboard": lboard,
+        "heatmaps": board.heatmaps(lb_rows, params.get("leaderboard", {}).get("heatmap_strategy")) if lb_rows else None,
+        "validity": downstream.validity(src.json("pairs_metrics"), src.json("generic_pairs_metrics"), params),
+        "human": downstream.human_eval(src.json("human_eval_metrics")),
+        "downstream": methods.sections(src, params),   # one section per downstream method (its registry)
+        "correlation": downstream.correlation(src.rows("correlation"), src.rows("correlation_points"),
+                                              src.json("correlation_metrics")),
+        "benchmark_matrix": benchmarks.matrix(src.json("correlation_metrics")),
+        "benchmark_boards": benchmarks.leaderboards({b: json.loads(Path(p).read_text(encoding="utf-8"))
+                                                     for b, p in src.prefixed("bench_metrics").items()}),
+        "data": downstream.data_card(src.json("ingest_metrics"), params),
+        "provenance": provenance_context(params, src, code_version),
+    }
+
+
+def run(params: dict, inputs: dict, code_version: str, out: dict) -> dict:
+    """The report stage: report/index.html from the outputs named in `inputs` ({name: path})."""
+    context = run_context(params, inputs, code_version)
+    html = render("run.html.j2", context)
+    write_text(html, out["page"])
+    fixed = [("headline", "headline"), ("leaderboard", "leaderboard"), ("domains", "heatmaps"), ("validity", "validity")]
+    present = [s for s, key in fixed if context[key] is not None]
+    present += [d["name"] for d in context["downstream"] if d["context"] is not None]
+    present += [s for s in ("correlation", "data", "provenance") if context[s] is not None]
+    present += ["benchmarks"] if context["benchmark_matrix"] or context["benchmark_boards"] else []
+    return {"sections": present, "run": {"page_bytes": len(html.encode("utf-8"))}}

@@ -1,0 +1,182 @@
+"""Pair validity and the human evaluation, Best-of-N, RL and the correlation sections: picked from
+the stages' metrics and Parquet, formatted, never recomputed."""
+from __future__ import annotations
+
+from tasks.ops.report import charts, fmt
+
+DIMENSIONS = ["factuality", "relevance", "helpfulness", "personal_fit"]
+REFERENCE_LINES = ("(oracle)", "(random)")   # the BoN report's reference lines
+
+
+def _validity_row(label: str, block: dict) -> dict:
+    lr = block.get("length_ratio") or {}
+    return {"label": label, "pairs": fmt.num(block.get("pairs")), "unusable": fmt.num(block.get("unusable")),
+            "validity": fmt.pct(block.get("validity_rate")), "chosen": fmt.num(block.get("judge_chosen_mean")),
+            "rejected": fmt.num(block.get("judge_rejected_mean")), "length_ratio": fmt.num(lr.get("mean")),
+            "within_15pct": fmt.pct(lr.get("within_15pct_share"))}
+
+
+def validity(pairs: dict | None, generic: dict | None, params: dict) -> dict | None:
+    """Per pair source (reference, generate, the generic baseline): overall and per domain."""
+    sources = [(name, block) for name, block in sorted((pairs or {}).items())
+               if isinstance(block, dict) and "overall" in block]
+    sources += [(f"generic ({name})", block) for name, block in sorted((generic or {}).items())
+                if isinstance(block, dict) and "overall" in block]
+    if not sources:
+        return None
+    return {"judge": (pairs or {}).get("judge"), "scored_source": params.get("pairs", {}).get("source"),
+            "keep_invalid": (pairs or {}).get("keep_invalid"),
+            "sources": [{"name": name, "rows": [_validity_row("all", block["overall"])]
+                         + [_validity_row(d, b) for d, b in sorted((block.get("per_domain") or {}).items())]}
+                        for name, block in sources]}
+
+
+def _rater(summary: dict) -> dict:
+    par = summary.get("parity") or {}
+    wil = summary.get("wilcoxon") or {}
+    agr = summary.get("agreement") or {}
+    desc = summary.get("per_dimension") or {}
+
+    def mean(dim, side):
+        return ((desc.get(dim) or {}).get("all") or {}).get(side, {}).get("mean")
+
+    dims = [{"dimension": d.replace("_", " "), "chosen": fmt.num(mean(d, "chosen"), 2),
+             "rejected": fmt.num(mean(d, "rejected"), 2), "n": fmt.num((wil.get(d) or {}).get("n")),
+             "statistic": fmt.num((wil.get(d) or {}).get("statistic"), 1),
+             "p": fmt.p_value((wil.get(d) or {}).get("p_value")),
+             "p_holm": fmt.p_value((wil.get(d) or {}).get("p_holm")),
+             "rank_biserial": fmt.num((wil.get(d) or {}).get("rank_biserial"), 2),
+             "alpha": fmt.num((agr.get(d) or {}).get("alpha_ordinal"), 2),
+             "annotators": fmt.num((agr.get(d) or {}).get("annotators"))} for d in DIMENSIONS]
+    return {"annotators": summary.get("annotators"), "items": summary.get("items"), "ratings": summary.get("ratings"),
+            "invalid_ratings": summary.get("invalid_ratings"), "verdict": par.get("verdict") or "insufficient data",
+            "holds": par.get("holds"), "general_gap": fmt.num(par.get("general_gap"), 2),
+            "personal_gap": fmt.num(par.get("personal_gap"), 2),
+            "thresholds": par.get("thresholds") or {}, "dimensions": dims}
+
+
+def human_eval(m: dict | None) -> dict | None:
+    """Humans and the LLM proxy side by side, never pooled; 'no human ratings yet' until humans rated."""
+    if m is None:
+        return None
+    ann = m.get("annotations") or {}
+    return {"source": m.get("source"), "human": _rater(m["human"]) if m.get("human") else None,
+            "proxy": _rater(m["llm-proxy"]) if m.get("llm-proxy") else None,
+            "proxy_llm": (m.get("llm-proxy") or {}).get("llm"), "human_ratings": ann.get("human_ratings", 0),
+            "files": len(ann.get("files") or []), "quarantined": ann.get("quarantined_rows", 0),
+            "paper": m.get("paper") or {}}
+
+
+def bon(curve: list[dict] | None, metrics: dict | None) -> dict | None:
+    """The expected best-of-k curve (all domains) per RM with CIs, the reference lines dashed."""
+    if not curve:
+        return None
+    rows = [r for r in curve if r["domain"] == "all" and r["method"] == "expected"]
+    ks = sorted({r["k"] for r in rows})
+    rms = sorted({r["rm"] for r in rows}, key=lambda rm: (rm in REFERENCE_LINES, rm))
+    at = {(r["rm"], r["k"]): r for r in rows}
+    series = [{"name": rm, "reference": rm in REFERENCE_LINES,
+               "points": [{"x": k, "y": at[(rm, k)]["judge_score"], "lo": at[(rm, k)]["ci_low"],
+                           "hi": at[(rm, k)]["ci_high"],
+                           "title": f"{rm}, k = {k}: {fmt.num(at[(rm, k)]['judge_score'])} "
+                                    f"{fmt.ci(at[(rm, k)]['ci_low'], at[(rm, k)]['ci_high'])}"}
+                          for k in ks if (rm, k) in at]} for rm in rms]
+    table = [{"rm": rm, "reference": rm in REFERENCE_LINES,
+              "cells": [{"score": fmt.num(at[(rm, k)]["judge_score"]), "ci": fmt.ci(at[(rm, k)]["ci_low"],
+                                                                                     at[(rm, k)]["ci_high"]),
+                         "gain": fmt.signed(at[(rm, k)]["gain_over_k1"]), "n": at[(rm, k)]["n_questions"]}
+                        if (rm, k) in at else None for k in ks]} for rm in rms]
+    m = metrics or {}
+    return {"ks": ks, "table": table, "chart": charts.line_chart(series, ks, "k (best of k samples)", "judge score"),
+            "judge": m.get("judge"), "skipped": m.get("skipped_k") or m.get("skipped_ks")}
+
+
+def rl(rows: list[dict] | None, metrics: dict | None) -> dict | None:
+    """One row per RM (plus the untrained baseline): the judge's mean score over every held-out question
+    (an empty or unjudgeable answer scores 0), how many were scored and invalid, and the gain over the
+    baseline with its paired CI."""
+    if rows is None:
+        return None
+
+    def key(r):
+        return (not r.get("baseline"), -(r.get("mean_score") or 0), r.get("rm") or "")
+    bars = charts.bars([{"label": f"{r.get('rm')}" + (" (baseline)" if r.get("baseline") else ""),
+                         "value": r.get("mean_score"), "lo": r.get("ci_low"), "hi": r.get("ci_high"),
+                         "reference": bool(r.get("baseline"))} for r in sorted(rows, key=key)], "judge score")
+    m = metrics or {}
+    return {"rows": [{"rm": r.get("rm"), "algorithm": r.get("algorithm"), "baseline": bool(r.get("baseline")),
+                      "score": fmt.num(r.get("mean_score")), "ci": fmt.ci(r.get("ci_low"), r.get("ci_high")),
+                      "questions": fmt.num(r.get("questions")), "scored": fmt.num(r.get("scored")),
+                      "invalid": fmt.num(r.get("invalid_answers")),
+                      "unparseable": fmt.num(r.get("unparseable_verdicts")),
+                      "gain": fmt.DASH if r.get("baseline") else fmt.signed(r.get("gain_over_baseline")),
+                      "gain_ci": "" if r.get("baseline") else fmt.ci(r.get("gain_ci_low"), r.get("gain_ci_high")),
+                      "reward_failures": fmt.num(r.get("reward_failures"))}
+                     for r in sorted(rows, key=key)],
+            "chart": bars, "status": m.get("status"), "decoding": m.get("decoding"), "judge": m.get("judge"),
+            "invalid_score": m.get("invalid_score")}
+
+
+def _rm_label(rm: str, point: dict) -> str:
+    return rm + (" (in-distribution)" if point.get("in_distribution") else "")
+
+
+def correlation(rows: list[dict] | None, points: list[dict] | None, metrics: dict | None) -> dict | None:
+    """The benchmark × predictor × downstream × metric table: value with its CI over RMs and questions (and over
+    questions alone), what a random and a reversed ranking get, raw and Holm p; the paired comparisons of
+    benchmarks; one scatter per pairing, in-distribution RMs labelled."""
+    if rows is None:
+        return None
+    m = metrics or {}
+    cells = list(dict.fromkeys((r["benchmark"], r.get("predictor") or "accuracy", r["downstream"])
+                               for r in rows))   # the stage's order: correlation.benchmarks first to last
+    table = [{"benchmark": b, "predictor": pr, "downstream": d, "metric": r["metric"], "value": fmt.num(r["value"]),
+              "ci": fmt.ci(r["ci_low"], r["ci_high"]),
+              "ci_questions": fmt.ci(r.get("ci_low_questions"), r.get("ci_high_questions")),
+              "random": fmt.num(r.get("null_random")), "reversed": fmt.num(r.get("null_reversed")),
+              "p": fmt.p_value(r["p_value"]), "p_holm": fmt.p_value(r.get("p_holm")), "n_rms": r["n_rms"],
+              "status": r["status"]}
+             for b, pr, d in cells for r in rows
+             if (r["benchmark"], r.get("predictor") or "accuracy", r["downstream"]) == (b, pr, d)]
+    scatters = []
+    for b, pr, d in cells:
+        if pr != "accuracy":
+            continue
+        mine = [p for p in points or [] if p["benchmark"] == b and p["downstream"] == d
+                and (p.get("predictor") or "accuracy") == pr]
+        chart = charts.scatter([{"label": _rm_label(p["rm"], p), "x": p["accuracy"], "y": p["downstream_score"],
+                                 "title": f"{_rm_label(p['rm'], p)}: accuracy {fmt.pct(p['accuracy'])} "
+                                          f"(rank {p['benchmark_rank']}), {d} {fmt.num(p['downstream_score'])} "
+                                          f"(rank {p['downstream_rank']})"}
+                                for p in mine], f"{b} benchmark accuracy", f"{d} downstream score")
+        scatters.append({"benchmark": b, "downstream": d, "chart": chart, "points": len(mine),
+                         "in_distribution": sorted(p["rm"] for p in mine if p.get("in_distribution"))})
+    compared = [{"pair": pair, "downstream": d, "metric": metric, "status": cell["status"], "n_rms": cell["n_rms"],
+                 "difference": fmt.signed(v.get("difference")), "ci": fmt.ci(v.get("ci_low"), v.get("ci_high")),
+                 "p": fmt.p_value(v.get("p_value")), "p_holm": fmt.p_value(v.get("p_holm"))}
+                for pair, per in sorted((m.get("comparisons") or {}).items()) for d, cell in sorted(per.items())
+                for metric, v in cell.items() if isinstance(v, dict)]
+    return {"table": table, "scatters": scatters, "strategy": m.get("strategy"), "status": m.get("status"),
+            "excluded": m.get("excluded_rms") or [], "conventions": sorted((m.get("conventions") or {}).items()),
+            "min_rms": m.get("min_rms"), "ci_method": m.get("ci_method"), "comparisons": compared,
+            "in_distribution": m.get("in_distribution") or []}
+
+
+def data_card(ingest: dict | None, params: dict) -> dict | None:
+    """Questions, users and pairs per domain and split, the files they came from."""
+    if ingest is None:
+        return None
+    p = params.get("ingest", {})
+    rows = []
+    for key, v in sorted((ingest.get("per_domain_split") or {}).items()):
+        domain, _, split = key.partition("/")
+        rows.append({"domain": domain, "split": split, "questions": fmt.num(v.get("questions")),
+                     "users": fmt.num(v.get("questions")), "pairs": fmt.num(v.get("pairs")),
+                     "aspects": fmt.num(v.get("mean_aspects"), 2), "posts": fmt.num(v.get("mean_profile_items"), 1)})
+    where = p.get("hub_id") if p.get("source") == "hub" else p.get("path")
+    return {"rows": rows, "source": p.get("source"), "where": where, "layout": p.get("layout"),
+            "files": ingest.get("files") or [], "questions": ingest.get("questions"), "pairs": ingest.get("pairs"),
+            "profile_items": ingest.get("profile_items"), "quarantined": ingest.get("quarantined_rows", 0),
+            "pair_source": params.get("pairs", {}).get("source"),
+            "per_domain_limit": params.get("scoring", {}).get("per_domain_limit"),
+            "splits": params.get("scoring", {}).get("splits")}

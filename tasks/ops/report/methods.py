@@ -1,0 +1,48 @@
+"""The report's downstream sections, one per method of the downstream registry (tasks/downstream/), in
+its order: Best-of-N and RL draw their own (tasks/ops/report/downstream.py); any other method gets the
+generic section — its per-question judge scores averaged per RM, with a seeded bootstrap CI over questions."""
+from __future__ import annotations
+
+import numpy as np
+
+from tasks.ops.report import charts, downstream, fmt
+
+OWN = {   # the methods whose sections are drawn their own way: (template, builder over the page's sources)
+    "bon": ("section_bon.html.j2", lambda src, params: downstream.bon(src.rows("bon_curve"), src.json("bon_metrics"))),
+    "rl": ("section_rl.html.j2", lambda src, params: downstream.rl(src.rows("rl_eval"), src.json("rl_metrics"))),
+}
+GENERIC = "section_downstream.html.j2"
+
+
+def per_question_input(name: str) -> str:
+    return f"{name}_per_question"
+
+
+def generic(method, src, params: dict) -> dict | None:
+    """Mean judge score per RM over its questions, a 95% bootstrap CI (questions resampled, seeded)."""
+    path = src.inputs.get(per_question_input(method.name))
+    if not path:
+        return None
+    side = method.load(path, params.get("correlation") or {})
+    rng = np.random.default_rng(int((params.get("common") or {}).get("seed", 0)))
+    rows = []
+    for rm, scores in sorted(side.per_question.items()):
+        x = np.array([scores[q] for q in sorted(scores)], dtype=float)
+        draws = x[rng.integers(0, len(x), size=(1000, len(x)))].mean(axis=1)
+        lo, hi = np.quantile(draws, [0.025, 0.975])
+        rows.append({"rm": rm, "mean": float(x.mean()), "lo": float(lo), "hi": float(hi), "n": len(x)})
+    return {"rows": [{"rm": r["rm"], "score": fmt.num(r["mean"]), "ci": fmt.ci(r["lo"], r["hi"]), "n": r["n"]}
+                     for r in rows],
+            "chart": charts.bars([{"label": r["rm"], "value": r["mean"], "lo": r["lo"], "hi": r["hi"],
+                                   "reference": False} for r in rows], "judge score")}
+
+
+def sections(src, params: dict) -> list[dict]:
+    """[{name, title, template, context}] for every registered downstream method, in registry order."""
+    from tasks.downstream.correlation.methods import methods
+
+    out = []
+    for m in methods():
+        template, build = OWN.get(m.name, (GENERIC, lambda s, p, m=m: generic(m, s, p)))
+        out.append({"name": m.name, "title": m.title, "template": template, "context": build(src, params)})
+    return out

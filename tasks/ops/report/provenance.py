@@ -1,0 +1,110 @@
+"""Where a run's numbers came from: the code version, params against the shipped settings, each RM's
+identity, the dataset's content hash and the package versions. Nothing here depends on the time,
+the checkout's path or git: the page is a DVC output hashed in dvc.lock, so it must come out the
+same bytes in any fresh clone."""
+from __future__ import annotations
+
+import hashlib
+import platform
+from importlib import metadata
+from pathlib import Path
+
+import yaml
+
+from tasks.core.artifacts import file_hash
+
+# the packages whose versions change numbers (models, metrics, orchestration), in display order
+PACKAGES = ["torch", "transformers", "trl", "sentence-transformers", "llama-cpp-python", "numpy", "scipy",
+            "scikit-learn", "pandas", "pyarrow", "ranked-overlap", "krippendorff", "bm25s", "prefect", "dvc",
+            "Jinja2"]
+SKIP = {"__pycache__"}
+
+
+def code_version(root: str | Path, paths: list[str]) -> str:
+    """sha256 over every file under `paths` (relative name + content), caches excluded.
+    A content hash rather than the git commit: the commit cannot be on a page that is itself
+    committed (through dvc.lock) without changing with every commit, and a fresh clone would then
+    disagree with the committed lock."""
+    root, h = Path(root), hashlib.sha256()
+    files = []
+    for rel in paths:
+        p = root / rel
+        files += [p] if p.is_file() else [f for f in p.rglob("*") if f.is_file()] if p.is_dir() else []
+    for f in sorted(files, key=lambda f: f.relative_to(root).as_posix()):
+        parts = f.relative_to(root).parts
+        if SKIP.intersection(parts) or f.suffix == ".pyc":
+            continue
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + file_hash(f).encode() + b"\0")
+    return h.hexdigest()
+
+
+def flatten(d: dict, prefix: str = "") -> dict:
+    """{"a.b.c": leaf}; lists are leaves (shown as written)."""
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        out.update(flatten(v, key + ".") if isinstance(v, dict) and v else {key: v})
+    return out
+
+
+def params_differences(params: dict, references: dict[str, dict]) -> list[dict]:
+    """One row per key where this run differs from at least one reference setting:
+    {"key", "run", <reference label>: value or MISSING}."""
+    mine = flatten(params)
+    refs = {label: flatten(p) for label, p in references.items()}
+    keys = sorted(set(mine).union(*refs.values()))
+    rows = []
+    for key in keys:
+        values = {label: ref.get(key, MISSING) for label, ref in refs.items()}
+        run = mine.get(key, MISSING)
+        if any(v != run for v in values.values()):
+            rows.append({"key": key, "run": run, "references": values})
+    return rows
+
+
+class _Missing:
+    def __repr__(self):
+        return "(absent)"
+
+
+MISSING = _Missing()
+
+
+def load_references(files: dict[str, str]) -> dict[str, dict]:
+    return {label: yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {} for label, path in files.items()}
+
+
+def rm_rows(rms: dict, llms: dict, score_metrics: dict[str, dict], train_rm: dict | None) -> list[dict]:
+    """Each RM: its params entry's model id and revision, and the identity its scores were made with."""
+    rows = []
+    for name in sorted(rms):
+        entry = rms[name] or {}
+        m = score_metrics.get(name) or {}
+        model = entry.get("model") or entry.get("encoder")
+        if entry.get("llm"):   # an LLM judge: the named LLM's model
+            llm = llms.get(entry["llm"]) or {}
+            model = f"{entry['llm']}: {llm.get('backend')} {llm.get('model')}"
+            entry = {**entry, "revision": entry.get("revision") or llm.get("revision")}
+        if entry.get("kind") == "bradley-terry" and train_rm:
+            model = f"trained here on {train_rm.get('backbone')}"
+        rows.append({"rm": name, "kind": entry.get("kind"), "model": model, "revision": entry.get("revision"),
+                     "identity": m.get("identity"),
+                     "weights": (train_rm or {}).get("model_hash") if entry.get("kind") == "bradley-terry" else None})
+    return rows
+
+
+def dataset_hash(files: dict[str, str]) -> dict:
+    """sha256 of each ingested table and one over all of them (names + hashes)."""
+    each = {name: file_hash(path) for name, path in sorted(files.items())}
+    combined = hashlib.sha256("".join(f"{n}\0{h}\0" for n, h in each.items()).encode()).hexdigest()
+    return {"combined": combined, "files": each}
+
+
+def package_versions() -> list[dict]:
+    rows = [{"package": "python", "version": platform.python_version()}]
+    for name in PACKAGES:
+        try:
+            rows.append({"package": name, "version": metadata.version(name)})
+        except metadata.PackageNotFoundError:
+            rows.append({"package": name, "version": None})
+    return rows

@@ -1,0 +1,165 @@
+"""What every benchmark importer shares: finding its files (a local copy of the published layout:
+Parquet, JSON arrays, JSONL) or loading its hub id, reading rows with their location, and field
+checks that fail in one line naming file, row and field (tasks.core.errors.DataError, as ingest does).
+
+An importer turns rows into tasks.models.listwise.Item: a prompt, m >= 1 correct and n >= 1 incorrect
+answers, a subset, and the user's history or stated preferences as `profile` where the benchmark has
+one (then both `none` and `raw_profile` are scored; otherwise `none` only)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+from tasks.core.errors import ConfigError, DataError
+from tasks.models.listwise import Item
+from tasks.stages.sources import FORMATS, RawRow, _json_array, _jsonl, _parquet
+
+READ = {"json": _json_array, "jsonl": _jsonl, "parquet": _parquet}
+
+
+class Benchmark:
+    name = ""
+    hub_id = ""               # the published dataset on the HF hub
+    hub_config: str | None = None
+    hub_split = "test"
+    has_profile = False       # the layout carries user history / stated preferences
+    doc = ""
+
+    def strategies(self) -> list[str]:
+        return ["none", "raw_profile"] if self.has_profile else ["none"]
+
+    # --- reading ------------------------------------------------------------------------------
+    def files(self, path: str) -> list[Path]:
+        root = Path(path)
+        if not root.exists():
+            raise ConfigError(f"benchmarks ({self.name}): path '{root}' does not exist")
+        found = sorted(p for p in (root.rglob("*") if root.is_dir() else [root])
+                       if p.is_file() and p.suffix in FORMATS)
+        if not found:
+            raise ConfigError(f"benchmarks ({self.name}): no .parquet/.json/.jsonl files under '{root}'")
+        return found
+
+    def raw_rows(self, path: str | None, hub_id: str | None) -> Iterator[RawRow]:
+        if path:
+            for f in self.files(path):
+                yield from READ[FORMATS[f.suffix]](str(f))
+            return
+        yield from self.hub_rows(hub_id or self.hub_id)
+
+    def hub_rows(self, hub_id: str, config: str | None = None, split: str | None = None) -> Iterator[RawRow]:
+        config, split = config or self.hub_config, split or self.hub_split
+        try:
+            import datasets
+
+            ds = datasets.load_dataset(hub_id, config, split=split)
+        except Exception as exc:  # noqa: BLE001 - offline, gated, missing: all mean "cannot load"
+            raise ConfigError(f"benchmarks ({self.name}): cannot load '{hub_id}' from the HF hub: "
+                              f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}. Without a network, "
+                              "download its files and set `path:` to the local copy") from None
+        label = f"hf://{hub_id}" + (f"/{config}" if config else "") + f"/{split}"
+        for index, row in enumerate(ds):
+            yield RawRow(label, index, row)
+
+    def load(self, path: str | None = None, hub_id: str | None = None, subset: str | None = None,
+             limit: int | None = None) -> list[Item]:
+        """The benchmark's items (of `subset` only, if given; the first `limit`), every row checked."""
+        items = [it for it in self.items(self.raw_rows(path, hub_id)) if subset in (None, it.subset)]
+        if subset is not None and not items:
+            raise ConfigError(f"benchmarks ({self.name}): no items in subset '{subset}'")
+        return items[:limit] if limit is not None else items
+
+    @staticmethod
+    def checked(rows: Iterator[RawRow]) -> Iterator[RawRow]:
+        """Rows that read as objects; the first that does not is the error (file, row)."""
+        for raw in rows:
+            if raw.error is not None:
+                raise raw.error
+            if not isinstance(raw.row, dict):
+                raise DataError(raw.file, f"expected an object per row, got {type(raw.row).__name__}", row=raw.index)
+            yield raw
+
+    def items(self, rows: Iterator[RawRow]) -> list[Item]:
+        out = []
+        for raw in self.checked(rows):
+            item = self.item(Row(raw))
+            if item is not None:
+                out.append(item)
+        return out
+
+    def item(self, row: "Row") -> Item | None:
+        """One row -> one Item (None: a row the published rule leaves out, e.g. a tie in PPE)."""
+        raise NotImplementedError
+
+    def metrics(self, rows: list[dict], policy: str) -> dict:
+        """The benchmark's own headline numbers beyond accuracy (RewardBench 2's Ties rule, ...)."""
+        return {}
+
+
+class Row:
+    """One raw row with checked field access: every problem is one DataError naming file, row, field."""
+
+    def __init__(self, raw: RawRow, id_field: str = "id"):
+        self.raw, self.data = raw, raw.row
+        rid = self.data.get(id_field)
+        self.id = None if rid is None else str(rid)
+
+    def fail(self, field: str, message: str):
+        raise DataError(self.raw.file, message, row=self.raw.index, row_id=self.id, field=field)
+
+    def get(self, field: str, default=None):
+        return self.data.get(field, default)
+
+    def text(self, field: str, *, required: bool = True) -> str | None:
+        v = self.data.get(field)
+        if v is None:
+            if required:
+                self.fail(field, "missing")
+            return None
+        if not isinstance(v, str):
+            self.fail(field, f"expected a string, got {type(v).__name__}")
+        if not v.strip():
+            self.fail(field, "empty")
+        return v
+
+    def texts(self, field: str, *, n: int | None = None) -> tuple[str, ...]:
+        v = self.data.get(field)
+        if v is None:
+            self.fail(field, "missing")
+        if isinstance(v, str) or not hasattr(v, "__len__"):
+            self.fail(field, f"expected a list of strings, got {type(v).__name__}")
+        v = list(v)
+        if not v:
+            self.fail(field, "empty list")
+        for i, x in enumerate(v):
+            if not isinstance(x, str) or not x.strip():
+                self.fail(f"{field}[{i}]", "expected a non-empty string" if isinstance(x, str)
+                          else f"expected a string, got {type(x).__name__}")
+        if n is not None and len(v) != n:
+            self.fail(field, f"expected {n} answers, got {len(v)}")
+        return tuple(v)
+
+    def integer(self, field: str) -> int:
+        v = self.data.get(field)
+        if isinstance(v, bool) or not isinstance(v, int):
+            self.fail(field, "missing" if v is None else f"expected an integer, got {type(v).__name__}")
+        return v
+
+    def message_text(self, field: str) -> str:
+        """A response given as a string, a {role, content} message, or a list of messages (the last one's)."""
+        v = self.data.get(field)
+        if isinstance(v, (list, tuple)) and v:
+            v = v[-1]
+        if isinstance(v, dict):
+            v = v.get("content")
+        if v is None:
+            self.fail(field, "missing")
+        if not isinstance(v, str) or not v.strip():
+            self.fail(field, "expected a non-empty string or message" if isinstance(v, str)
+                      else f"expected a string or message, got {type(v).__name__}")
+        return v
+
+
+def format_profile(posts) -> str:
+    """A profile as the RMs see it: one numbered entry per line, best / most recent first, so a
+    seq-cls RM's truncation drops the last whole entries first (tasks/models/rms/seq_cls.py)."""
+    return "\n".join(f"[{i}] {p}" for i, p in enumerate(posts, start=1))

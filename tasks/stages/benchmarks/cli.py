@@ -1,0 +1,68 @@
+"""`prbench score --benchmark NAME` (or `--data PATH` in another benchmark's layout): one RM on one
+benchmark through the list-wise scorer, outside DVC; prints accuracy with CI, chance, n, ties and
+per-subset rows, and writes the per-item scores and metrics."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tasks.stages.benchmarks.base import READ
+from tasks.stages.sources import FORMATS
+
+OURS = "personalised"   # its layout goes through ingest + retrieval (tasks/ops/quick_score.py), as before
+
+
+def detect(data: str | None) -> str | None:
+    """The benchmark whose published layout `data` (a local file or folder) is in, from its first row."""
+    if not data or not Path(data).exists():
+        return None
+    root = Path(data)
+    files = sorted(p for p in (root.rglob("*") if root.is_dir() else [root]) if p.is_file() and p.suffix in FORMATS)
+    stems = {p.name.split(".")[0].split("-")[0] for p in files}
+    if {"survey", "conversations"} <= stems:
+        return "prism"
+    for f in files:
+        try:
+            first = next(iter(READ[FORMATS[f.suffix]](str(f))), None)
+        except Exception:  # noqa: BLE001 - not readable here: let the importer name the problem
+            return None
+        if first is not None and isinstance(first.row, dict):
+            return _layout(first.row)
+    return None
+
+
+def _layout(row: dict) -> str | None:
+    keys = set(row)
+    if "winner" in keys and {"response_1", "response_2"} <= keys:
+        return "ppe-human"
+    if "num_correct" in keys or ("subset" in keys and isinstance(row.get("chosen"), list)):
+        return "rewardbench2"
+    if "domain" in keys and isinstance(row.get("chosen"), list):
+        return "rm-bench"
+    if "user_id" in keys and {"chosen", "rejected"} <= keys:
+        return "personal-rewardbench"
+    if {"question", "profile", "chosen", "rejected"} <= keys:
+        return OURS
+    if {"prompt", "chosen", "rejected"} <= keys:
+        return "generic"
+    return None
+
+
+def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, data: str | None, out: Path,
+                    subset: str | None = None, limit: int | None = None) -> str:
+    from tasks.core.artifacts import write_json, write_table
+    from tasks.stages.benchmarks import scoring
+    from tasks.models.resources import Resources
+    from tasks.models.rms.registry import make_rm
+
+    res = Resources(params)
+    rm = make_rm(name, entry, res)
+    local = data and Path(data).exists()
+    spec = {"source": benchmark, "path": data if local else None, "hub_id": None if local else data,
+            "subset": subset, "limit": limit}
+    bench, items = scoring.load(benchmark, spec)
+    rows = scoring.score(rm, benchmark, bench, items)
+    write_table(rows, out / "scores.parquet", "list_scores")
+    metrics = scoring.summary(rows, bench, params["leaderboard"], params["common"]["seed"])
+    write_json({"rm": name, "entry": entry, "identity": rm.identity(), "benchmark": benchmark,
+                "data": data or bench.hub_id, "items": len(items), **metrics, "run": res.stats()}, out / "metrics.json")
+    return scoring.format_summary(benchmark, name, metrics)
