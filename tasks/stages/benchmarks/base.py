@@ -161,5 +161,5 @@ class Row:
 
 def format_profile(posts) -> str:
     """A profile as the RMs see it: one numbered entry per line, best / most recent first, so a
-    seq-cls RM's truncation drops the last whole entries first (tasks/models/rms/seq_cls.py)."""
+    seq-cls RM's truncation drops the last whole entries first (tasks/models/rms/encode.py)."""
     return "\n".join(f"[{i}] {p}" for i, p in enumerate(posts, start=1))
