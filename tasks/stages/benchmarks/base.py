@@ -99,9 +99,15 @@ class Row:
     """One raw row with checked field access: every problem is one DataError naming file, row, field."""
 
     def __init__(self, raw: RawRow, id_field: str = "id"):
-        self.raw, self.data = raw, raw.row
+        self.raw, self.data, self.id_field = raw, raw.row, id_field
         rid = self.data.get(id_field)
         self.id = None if rid is None else str(rid)
+
+    def required_id(self) -> str:
+        """The row's id; a row without one fails naming its id field."""
+        if self.id is None:
+            self.fail(self.id_field, "missing")
+        return self.id
 
     def fail(self, field: str, message: str):
         raise DataError(self.raw.file, message, row=self.raw.index, row_id=self.id, field=field)
