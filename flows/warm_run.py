@@ -7,6 +7,7 @@ import signal
 
 from flows.warm import ENV, GRACE_S
 
+
 class Warm:
     """A started server: `env` is what the stage commands' environment adds (nothing when it failed)."""
 

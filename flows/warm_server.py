@@ -10,6 +10,7 @@ import sys
 
 from flows.warm import GRACE_S, OWN_KEYS, receive, send
 
+
 def preload() -> None:
     """What stage processes import: every stage flow, and the heavy libraries their tasks import late."""
     import importlib
