@@ -53,7 +53,8 @@ def in_process(tmp: Path, head: Path, pairs_n: int, rounds: int) -> tuple[float,
     from tasks.ops.quick_score import _pairs_from_file, profile_texts, resolve_data, score_all, select_pairs
     from tasks.models.resources import Resources
     from tasks.models.rms.registry import make_rm
-    from tasks.models.rms.seq_cls import encode_many, length_batches
+    from tasks.models.rms.encode import encode_many
+    from tasks.models.rms.seq_cls import length_batches
     from tasks.core.artifacts import read_table
     from tasks.models.strategies import contexts as build_contexts, pair_inputs
 

@@ -36,7 +36,7 @@ def cmd_run(args) -> int:
         print("prbench: every stage is up to date (dvc status): nothing to run. The report: open report/index.html")
         return 0
     from flows.server import free_port
-    from flows.warm import Warm
+    from flows.warm_run import Warm
 
     port = free_port()
     env["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"

@@ -170,6 +170,16 @@ def test_malformed_file_is_refused_in_one_line(tmp_path, name):
     assert "\n" not in line and line.startswith(f"{file}: row {row}") and f"field '{field}'" in line
 
 
+@pytest.mark.parametrize("name, field", [("rewardbench2", "id"), ("rm-bench", "id"), ("generic", "id"),
+                                         ("ppe-human", "question_id"), ("prism", "conversation_id")])
+def test_a_row_without_its_id_is_refused_naming_the_id_field(tmp_path, name, field):
+    path, file = _break(tmp_path, name, 1, lambda r: r.pop(field))
+    with pytest.raises(DataError) as exc:
+        scoring.load(name, {"source": name, "path": str(path)})
+    line = str(exc.value)
+    assert "\n" not in line and line.startswith(f"{file}: row 1") and f"field '{field}': missing" in line, line
+
+
 @pytest.mark.parametrize("line, says", [("{not json", "row 2"), ("[1, 2]", "row 2: expected an object per row")])
 def test_an_unreadable_or_non_object_line_is_refused_in_one_line(tmp_path, line, says):
     """Every importer goes through the same row check: a broken JSONL line or a row that is not an

@@ -8,7 +8,7 @@ import pytest
 from tasks.core.errors import ConfigError
 from tasks.models.rms.base import PairInput, user_message
 from tasks.models.rms.registry import make_rm
-from tasks.models.rms.seq_cls import encode_answer, encode_many
+from tasks.models.rms.encode import encode_answer, encode_many
 
 
 def _head(root, num_labels):

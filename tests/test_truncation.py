@@ -5,7 +5,7 @@ import pytest
 
 from tasks.stages.profiles import format_profile
 from tasks.models.rms.base import user_message
-from tasks.models.rms.seq_cls import encode_answer, encode_many
+from tasks.models.rms.encode import encode_answer, encode_many
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flows import warm
+from flows import warm, warm_server
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]   # the server imports torch, transformers, sentence-transformers: ~10 s
@@ -30,7 +30,7 @@ def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("warm")
     sock, log = folder / "sock", folder / "log"
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "flows.warm", str(sock)], env=_env(), stdout=out,
+        proc = subprocess.Popen([sys.executable, "-m", "flows.warm_server", str(sock)], env=_env(), stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 180
     while not sock.exists():
@@ -114,10 +114,10 @@ def test_code_edited_after_the_server_started_is_refused(monkeypatch):
     # this pytest process may hold other tests' threads (tqdm's monitor); the server would not
     monkeypatch.setattr(threading, "enumerate", lambda: [threading.main_thread()])
     root = str(ROOT)
-    code = warm.project_files(root)
+    code = warm_server.project_files(root)
     assert code, "the project's modules are tracked"
     env = dict(os.environ)
     request = {"module": "flows.score", "args": [], "env": env}
-    assert warm.refusal(request, env, code, root) is None
+    assert warm_server.refusal(request, env, code, root) is None
     stale = {**code, next(iter(code)): (0, 0)}
-    assert warm.refusal(request, env, stale, root).startswith("project code changed since the warm server started")
+    assert warm_server.refusal(request, env, stale, root).startswith("project code changed since the warm server started")

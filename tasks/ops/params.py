@@ -10,21 +10,22 @@ from pathlib import Path
 from tasks.core import params as core_params
 from tasks.core.errors import ConfigError, suggestion
 from tasks.core.params import params_path, read_yaml, stage_params  # noqa: F401 - the params API in one place
+from tasks.core.stage_table import GROUP_SCHEMAS   # the params groups stages bring, checked with the schema's
 
 
 def load_params(path: str | Path | None = None, *, complete=False) -> dict:
     """tasks.core.params.load_params, with every plug-in name checked too."""
-    return core_params.load_params(path, complete=complete, plugin_check=check_plugins)
+    return core_params.load_params(path, complete=complete, plugin_check=check_plugins, groups=GROUP_SCHEMAS)
 
 
 def validate(raw, label: str = core_params.DEFAULT) -> dict:
-    return core_params.validate(raw, label, plugin_check=check_plugins)
+    return core_params.validate(raw, label, plugin_check=check_plugins, groups=GROUP_SCHEMAS)
 
 
 def check_params(raw):
     from tasks.core.params.check import check_params as check
 
-    return check(raw, plugin_check=check_plugins)
+    return check(raw, plugin_check=check_plugins, groups=GROUP_SCHEMAS)
 
 
 def _names(problems: list[str], value, valid, key: str, what: str) -> None:

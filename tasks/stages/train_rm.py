@@ -1,7 +1,7 @@
 """The train_rm stage: a Bradley-Terry reward model (trl's RewardTrainer, a seq-cls head with one
 logit) on the selected pairs of the training splits only; the test split is the benchmark.
 
-Inputs are built by `tasks.models.rms.seq_cls.encode_many`, the function the scorer uses, and passed
+Inputs are built by `tasks.models.rms.encode.encode_many`, the function the scorer uses, and passed
 pre-tokenized: BERT-style backbones have no EOS token for trl's own text path to append."""
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from pathlib import Path
 from tasks.core.artifacts import replace_dir
 from tasks.core.determinism import deterministic, scrub_saved
 from tasks.core.errors import ConfigError
-from tasks.models.rms.seq_cls import SeqClsRM, encode_many
+from tasks.models.rms.encode import encode_many
+from tasks.models.rms.seq_cls import SeqClsRM
 from tasks.models.strategies import check_benchmark_strategy, load_contexts
 
 

@@ -11,7 +11,7 @@ import yaml
 from tasks.core.errors import ConfigError
 
 DEFAULT = "params.yaml"
-_CHECKED: dict[tuple, dict] = {}   # (path, mtime, size, plugin check) -> params: a stage loads its file more than once
+_CHECKED: dict[tuple, dict] = {}   # (path, mtime, size, plugin check, groups) -> params: a stage loads its file more than once
 
 
 def params_path(path: str | Path | None = None) -> Path:
@@ -30,18 +30,19 @@ def read_yaml(path: Path):
         raise ConfigError(f"{path}: {where}YAML syntax error: {what}") from None
 
 
-def validate(raw, label: str = DEFAULT, plugin_check=None) -> dict:
+def validate(raw, label: str = DEFAULT, plugin_check=None, groups=None) -> dict:
     """The params with schema defaults filled in, or a ConfigError with one line per problem.
-    `plugin_check`: see check_params (tasks/ops/params.py passes the one that sees every registry)."""
+    `plugin_check`, `groups`: see check_params (tasks/ops/params.py passes the registries' check and the
+    stage table's groups)."""
     from tasks.core.params.check import check_params
 
-    params, problems = check_params(raw, plugin_check)
+    params, problems = check_params(raw, plugin_check, groups)
     if problems:
         raise ConfigError("\n".join(f"{label}: {p}" for p in problems))
     return params
 
 
-def load_params(path: str | Path | None = None, *, complete=False, plugin_check=None) -> dict:
+def load_params(path: str | Path | None = None, *, complete=False, plugin_check=None, groups=None) -> dict:
     """The checked params. `complete`: also refuse a file that leaves out a key a run reads — True for
     every key, or the params keys of the stages that run (`tasks.core.stage_table.read_keys`): DVC tracks the
     file's values, so a schema default must never be what a stage reads."""
@@ -49,17 +50,16 @@ def load_params(path: str | Path | None = None, *, complete=False, plugin_check=
     if not path.exists():
         raise ConfigError(f"{path}: params file not found (run from the project root)")
     st = path.stat()
-    key = (str(path.resolve()), st.st_mtime_ns, st.st_size, plugin_check)
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size, plugin_check, tuple((groups or {}).items()))
     if key not in _CHECKED:
         _CHECKED.clear()
         raw = read_yaml(path)
-        _CHECKED[key] = (validate(raw, str(path), plugin_check), raw)
+        _CHECKED[key] = (validate(raw, str(path), plugin_check, groups), raw)
     params, raw = _CHECKED[key]
     if complete:
-        from tasks.core.params.check import missing_keys
-        from tasks.core.params.schema_downstream import Root
+        from tasks.core.params.check import missing_keys, root_model
 
-        missing = [m for m in missing_keys(raw, Root) if complete is True or _under(m.split(":")[0], complete)]
+        missing = [m for m in missing_keys(raw, root_model(groups)) if complete is True or _under(m.split(":")[0], complete)]
         if missing:
             raise ConfigError("\n".join(f"{path}: {m}" for m in missing))
     return _copy(params)

@@ -32,21 +32,24 @@ def _model_values(annotation):
     return args[1] if typing.get_origin(annotation) is dict and len(args) == 2 and _is_model(args[1]) else None
 
 
-def fields_of(model: type[BaseModel], key: str) -> dict:
-    """A model's fields; at the top, also the groups that stages of the table bring (Stage.schema)."""
-    fields = dict(model.model_fields)
-    if key == "":
-        from pydantic.fields import FieldInfo
+def fields_of(model: type[BaseModel]) -> dict:
+    return dict(model.model_fields)
 
-        from tasks.core.stage_table import GROUP_SCHEMAS
 
-        fields.update({g: FieldInfo(annotation=m, default=None) for g, m in GROUP_SCHEMAS.items() if g not in fields})
-    return fields
+def root_model(groups: dict | None = None) -> type[BaseModel]:
+    """The schema's Root plus the params groups stages bring (the stage table's GROUP_SCHEMAS, handed in
+    by tasks/ops/params.py: the table imports this package's schema, so this package must not import it)."""
+    from pydantic import create_model
+
+    from tasks.core.params.schema_downstream import Root
+
+    extra = {g: (m, None) for g, m in (groups or {}).items() if g not in Root.model_fields}
+    return create_model("Root", __base__=Root, **extra) if extra else Root
 
 
 def check_group(raw, model: type[BaseModel], key: str) -> list[str]:
     """Types and unknown keys of one group (recursing into nested groups)."""
-    fields, problems = fields_of(model, key), []
+    fields, problems = fields_of(model), []
     if not isinstance(raw, dict):
         return [f"{key}: a mapping of {', '.join(fields)}, got {raw!r}"]
     for name, value in raw.items():
@@ -69,7 +72,7 @@ def check_group(raw, model: type[BaseModel], key: str) -> list[str]:
 def with_defaults(raw: dict, model: type[BaseModel], key: str = "") -> dict:
     """The user's values as written, plus the schema's default for every key left out."""
     out = dict(raw)
-    for name, f in fields_of(model, key).items():
+    for name, f in fields_of(model).items():
         if _is_model(f.annotation):
             out[name] = with_defaults(out.get(name) or {}, f.annotation, name)
         elif isinstance(out.get(name), dict) and _optional_model(f.annotation):
@@ -85,7 +88,7 @@ def missing_keys(raw: dict, model: type[BaseModel], key: str = "") -> list[str]:
     import json
 
     out = []
-    for name, f in fields_of(model, key).items():
+    for name, f in fields_of(model).items():
         path = f"{key}.{name}" if key else name
         if _is_model(f.annotation):
             out += missing_keys((raw or {}).get(name) or {}, f.annotation, path)
@@ -98,12 +101,11 @@ def missing_keys(raw: dict, model: type[BaseModel], key: str = "") -> list[str]:
     return out
 
 
-def check_params(raw, plugin_check=None) -> tuple[dict | None, list[str]]:
+def check_params(raw, plugin_check=None, groups=None) -> tuple[dict | None, list[str]]:
     """(params with defaults, []) or (None, every problem). `plugin_check(params) -> problems` checks the
     names of pluggable kinds once the types passed: it lives where every registry is in sight
-    (tasks/ops/params.py), above this layer."""
-    from tasks.core.params.schema_downstream import Root
-
+    (tasks/ops/params.py), above this layer; `groups`: see root_model."""
+    Root = root_model(groups)
     if not isinstance(raw, dict):
         return None, [f"the file holds {type(raw).__name__}, not a mapping of params groups"]
     problems = check_group(raw, Root, "")

@@ -108,15 +108,53 @@ def domain_groups(questions: list[dict], messages: list, per_domain: bool) -> li
     return [(d, qs, ms) for d, (qs, ms) in sorted(out.items())]
 
 
+def _train(p: dict, rm, strategy: str, seed: int, res, inputs: dict, out: dict, manifest: dict, start: float):
+    """Train the policy (one per domain under train.per_domain) with `rm` as reward; `manifest` gains what
+    was done. (states, step rows, time counters, reward change per domain)."""
+    from tasks.core.determinism import stable_rng
+    from tasks.core.runlog import record
+    from tasks.downstream.rl.policy import base_identity
+    from tasks.downstream.rl.reward import RewardFailures, RMReward, reward_change
+    from tasks.models.strategies import load_contexts
+
+    questions, messages = train_prompts(inputs, p)
+    context = load_contexts(strategy, inputs["questions"], inputs["profile_context"], inputs.get("inferred_rubrics"))
+    reward = RMReward(rm, {q["id"]: q["question"] for q in questions}, context, p["max_reward_failures"])
+    per_domain, states, loop, facts, rows, learned = bool(p["train"].get("per_domain")), {}, 0.0, {}, [], {}
+    try:
+        for domain, qs, ms in domain_groups(questions, messages, per_domain):
+            first = len(reward.steps)
+            state, logs, facts[domain or "all"], seconds = train_policy(reward, qs, ms, p, seed, res.cache_dir)
+            states[domain], loop = state, loop + seconds
+            rows += step_rows(reward.steps[first:], logs, domain)
+            learned[domain or "all"] = reward_change(reward.steps[first:], stable_rng(seed, "rl_train", manifest["rm"],
+                                                                                      domain or "all"))
+    except RewardFailures:
+        record(out["metrics"], {"reward_failures": reward.failures, "steps": len(reward.steps),
+                                "errors": [e for s in reward.steps for e in s.errors][:5], **res.stats()})
+        raise
+    counters = {"seconds": round(time.perf_counter() - start, 1), "train_loop_seconds": round(loop, 1),
+                "seconds_per_update": round(loop / max(len(rows), 1), 2)}
+    manifest.update(algorithm=p["algorithm"], base=base_identity(p["policy"]), strategy=strategy, seed=seed,
+                    identity=rm.identity(), train_questions=len(questions),
+                    trained_parameters=next(iter(facts.values()))["trained_parameters"],
+                    optimizer_steps=sum(f["optimizer_steps"] for f in facts.values()),
+                    learning_rate={d: f["learning_rate"] for d, f in facts.items()},
+                    updates=len(rows), rollouts=sum(r["rollouts"] for r in rows),
+                    reward_failures=reward.failures, per_domain=per_domain,
+                    domains={d: len(qs) for d, qs, _ in domain_groups(questions, messages, True)} if per_domain
+                    else None,
+                    planner_failed_prompts=sum(q["id"] in context.failed for q in questions), train=p["train"])
+    return states, rows, counters, learned
+
+
 def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
     from tasks.core.artifacts import tree_hash
-    from tasks.core.determinism import stable_rng
     from tasks.models.resources import Resources
-    from tasks.downstream.rl.policy import base_identity
-    from tasks.downstream.rl.reward import RewardFailures, RMReward, reward_change, rl_capable
+    from tasks.downstream.rl.reward import rl_capable
     from tasks.models.rms.registry import make_rm
-    from tasks.core.runlog import record, write_metrics
-    from tasks.models.strategies import check_benchmark_strategy, check_planner_splits, load_contexts
+    from tasks.core.runlog import write_metrics
+    from tasks.models.strategies import check_benchmark_strategy, check_planner_splits
 
     start = time.perf_counter()
     p, rms, seed = rl_params(params, TRAIN_PARAMS), params["scoring"]["rms"], int(params["common"]["seed"])
@@ -136,34 +174,7 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
                 "reason": reason}
     states, rows, counters, learned = None, [], {}, {}
     if status == TRAINED:
-        questions, messages = train_prompts(inputs, p)
-        context = load_contexts(strategy, inputs["questions"], inputs["profile_context"], inputs.get("inferred_rubrics"))
-        reward = RMReward(rm, {q["id"]: q["question"] for q in questions}, context, p["max_reward_failures"])
-        per_domain, states, loop, facts = bool(p["train"].get("per_domain")), {}, 0.0, {}
-        try:
-            for domain, qs, ms in domain_groups(questions, messages, per_domain):
-                first = len(reward.steps)
-                state, logs, facts[domain or "all"], seconds = train_policy(reward, qs, ms, p, seed, res.cache_dir)
-                states[domain], loop = state, loop + seconds
-                rows += step_rows(reward.steps[first:], logs, domain)
-                learned[domain or "all"] = reward_change(reward.steps[first:], stable_rng(seed, "rl_train", rm_name,
-                                                                                          domain or "all"))
-        except RewardFailures:
-            record(out["metrics"], {"reward_failures": reward.failures, "steps": len(reward.steps),
-                                    "errors": [e for s in reward.steps for e in s.errors][:5], **res.stats()})
-            raise
-        counters = {"seconds": round(time.perf_counter() - start, 1), "train_loop_seconds": round(loop, 1),
-                    "seconds_per_update": round(loop / max(len(rows), 1), 2)}
-        manifest.update(algorithm=p["algorithm"], base=base_identity(p["policy"]), strategy=strategy, seed=seed,
-                        identity=rm.identity(), train_questions=len(questions),
-                        trained_parameters=next(iter(facts.values()))["trained_parameters"],
-                        optimizer_steps=sum(f["optimizer_steps"] for f in facts.values()),
-                        learning_rate={d: f["learning_rate"] for d, f in facts.items()},
-                        updates=len(rows), rollouts=sum(r["rollouts"] for r in rows),
-                        reward_failures=reward.failures, per_domain=per_domain,
-                        domains={d: len(qs) for d, qs, _ in domain_groups(questions, messages, True)} if per_domain
-                        else None,
-                        planner_failed_prompts=sum(q["id"] in context.failed for q in questions), train=p["train"])
+        states, rows, counters, learned = _train(p, rm, strategy, seed, res, inputs, out, manifest, start)
     publish(manifest, states, Path(out["policy"]))
     write_steps(rows, out["plot_data"])
     plot_steps(rows, f"RL with {rm_name} as reward ({p['algorithm']})" if rows else f"{rm_name}: {status}",

@@ -99,9 +99,15 @@ class Row:
     """One raw row with checked field access: every problem is one DataError naming file, row, field."""
 
     def __init__(self, raw: RawRow, id_field: str = "id"):
-        self.raw, self.data = raw, raw.row
+        self.raw, self.data, self.id_field = raw, raw.row, id_field
         rid = self.data.get(id_field)
         self.id = None if rid is None else str(rid)
+
+    def required_id(self) -> str:
+        """The row's id; a row without one fails naming its id field."""
+        if self.id is None:
+            self.fail(self.id_field, "missing")
+        return self.id
 
     def fail(self, field: str, message: str):
         raise DataError(self.raw.file, message, row=self.raw.index, row_id=self.id, field=field)
@@ -161,5 +167,5 @@ class Row:
 
 def format_profile(posts) -> str:
     """A profile as the RMs see it: one numbered entry per line, best / most recent first, so a
-    seq-cls RM's truncation drops the last whole entries first (tasks/models/rms/seq_cls.py)."""
+    seq-cls RM's truncation drops the last whole entries first (tasks/models/rms/encode.py)."""
     return "\n".join(f"[{i}] {p}" for i, p in enumerate(posts, start=1))

@@ -14,7 +14,6 @@ class Generic(Benchmark):
     hub_split = "filtered"
 
     def item(self, row):
-        if row.id is None:
-            row.fail("id", "missing")
+        row.required_id()
         return Item(row.id, row.text("prompt"), (row.text("chosen"),), (row.text("rejected"),),
                     subset=row.text("subset", required=False) or "all")

@@ -21,9 +21,8 @@ class PpeHuman(Benchmark):
         return super().items(rows)
 
     def item(self, row: Row):
-        row.id = str(row.get("question_id")) if row.get("question_id") is not None else None
-        if row.id is None:
-            row.fail("question_id", "missing")
+        row = Row(row.raw, "question_id")
+        row.required_id()
         answers = (row.text("response_1"), row.text("response_2"))
         winner = row.get("winner")
         if winner in TIES:

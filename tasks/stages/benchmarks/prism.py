@@ -59,8 +59,7 @@ class Prism(Benchmark):
 
     def _row(self, raw, id_field) -> Row:
         row = Row(next(self.checked([raw])), id_field)
-        if row.id is None:
-            row.fail(id_field, "missing")
+        row.required_id()
         return row
 
     def _item(self, row: Row, profiles: dict) -> Item | None:

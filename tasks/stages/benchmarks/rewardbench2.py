@@ -30,8 +30,7 @@ class RewardBench2(Benchmark):
     hub_id = "allenai/reward-bench-2"
 
     def item(self, row):
-        if row.id is None:
-            row.fail("id", "missing")
+        row.required_id()
         prompt, subset = row.text("prompt"), row.text("subset")
         chosen, rejected = row.texts("chosen"), row.texts("rejected")
         for field, want in (("num_correct", len(chosen)), ("num_incorrect", len(rejected)),

@@ -16,8 +16,7 @@ class RmBench(Benchmark):
     hub_id = "THU-KEG/RM-Bench"
 
     def item(self, row):
-        if row.id is None:
-            row.fail("id", "missing")
+        row.required_id()
         chosen = row.texts("chosen", n=3)
         return Item(row.id, row.text("prompt"), chosen, row.texts("rejected", n=3), subset=row.text("domain"))
 

@@ -1,0 +1,159 @@
+"""The benchmark's own artifacts, ingest to leaderboard: questions, profiles, pairs, scores."""
+from __future__ import annotations
+
+import pyarrow as pa
+
+ASPECT = pa.struct([("aspect", pa.string()), ("evidence", pa.string()), ("reason", pa.string())])
+
+QUESTIONS = pa.schema([
+    ("id", pa.string()),
+    ("domain", pa.string()),          # Art / Lifestyle / Society
+    ("split", pa.string()),
+    ("category", pa.string()),
+    ("question", pa.string()),
+    ("narrative", pa.string()),       # evaluation-only: never reaches a generator or an RM
+    ("rubric_aspects", pa.list_(ASPECT)),
+])
+
+PROFILES = pa.schema([
+    ("question_id", pa.string()),
+    ("item_id", pa.string()),
+    ("position", pa.int32()),         # order in the user's original profile
+    ("category", pa.string()),
+    ("text", pa.string()),
+])
+
+PAIRS = pa.schema([
+    ("question_id", pa.string()),
+    ("domain", pa.string()),
+    ("split", pa.string()),
+    ("chosen", pa.string()),
+    ("rejected", pa.string()),
+    ("generator", pa.string()),       # "reference:<source>" for ingested pairs
+    ("chosen_words", pa.int32()),
+    ("rejected_words", pa.int32()),
+    ("length_ratio", pa.float64()),   # chosen_words / rejected_words
+])
+
+QUARANTINE = pa.schema([
+    ("file", pa.string()),
+    ("row", pa.int64()),
+    ("id", pa.string()),
+    ("field", pa.string()),
+    ("reason", pa.string()),
+    ("raw", pa.string()),             # the offending row as JSON, so nothing is silently lost
+])
+
+RANKED_PROFILE = pa.schema([
+    ("question_id", pa.string()),
+    ("rank", pa.int32()),             # 1 = most relevant
+    ("item_id", pa.string()),
+    ("position", pa.int32()),
+    ("category", pa.string()),
+    ("text", pa.string()),
+    ("score", pa.float64()),
+])
+
+PROFILE_CONTEXT = pa.schema([
+    ("question_id", pa.string()),
+    ("retriever", pa.string()),
+    ("k", pa.int32()),
+    ("item_ids", pa.list_(pa.string())),
+    ("profile_text", pa.string()),    # what later prompts inject
+])
+
+INFERRED_RUBRICS = pa.schema([
+    ("question_id", pa.string()),
+    ("domain", pa.string()),
+    ("split", pa.string()),
+    ("aspects", pa.list_(pa.string())),   # null when the planner's reply never parsed
+    ("valid", pa.bool_()),
+    ("attempts", pa.int32()),
+    ("error", pa.string()),
+    ("raw_text", pa.string()),
+    ("generator", pa.string()),
+])
+
+GENERATED_PAIRS = pa.schema([
+    *PAIRS,                               # chosen/rejected null when generation never parsed
+    ("format_ok", pa.bool_()),
+    ("error", pa.string()),
+    ("chosen_raw", pa.string()),
+    ("rejected_raw", pa.string()),
+    ("attempts", pa.int32()),
+])
+
+JUDGED_PAIRS = pa.schema([
+    *PAIRS,
+    ("source", pa.string()),              # generate | reference
+    ("judge_chosen", pa.float64()),       # rubric judge score in [0, 1]
+    ("judge_rejected", pa.float64()),
+    ("valid", pa.bool_()),                # chosen beats rejected under the judge
+])
+
+SCORES = pa.schema([                     # one row per (RM, benchmark, strategy, pair): data/scores/<rm>.parquet
+    ("rm", pa.string()),
+    ("benchmark", pa.string()),           # personalised (the selected pairs) | generic (non-personalised rejected)
+    ("rm_kind", pa.string()),
+    ("rm_identity", pa.string()),
+    ("strategy", pa.string()),
+    ("question_id", pa.string()),
+    ("domain", pa.string()),
+    ("split", pa.string()),
+    ("score_chosen", pa.float64()),       # null = no usable score (invalid)
+    ("score_rejected", pa.float64()),
+    ("correct", pa.bool_()),              # chosen strictly above rejected
+    ("tie", pa.bool_()),
+    ("invalid", pa.bool_()),
+    ("truncated", pa.bool_()),            # some context was cut (never the answer)
+    ("order_consistent", pa.bool_()),     # pairwise judges only: same verdict in both orders
+    ("input_hash_chosen", pa.string()),
+    ("input_hash_rejected", pa.string()),
+    ("planner_failed", pa.bool_()),       # the planner's row never parsed: the RM saw the question only
+    ("chosen_position", pa.string()),     # pairwise judges: "A" | "B" (one seeded order per pair) | "both"
+    ("picked_a", pa.float64()),           # pairwise judges: share of verdicts for position A (0.5 = unbiased)
+])
+
+LIST_SCORES = pa.schema([                # one row per (RM, benchmark, strategy, item): data/bench_scores/<b>/<rm>.parquet
+    ("rm", pa.string()),
+    ("benchmark", pa.string()),           # the params `benchmarks` entry's name
+    ("source", pa.string()),              # its importer (rewardbench2, prism, ...)
+    ("rm_kind", pa.string()),
+    ("rm_identity", pa.string()),
+    ("strategy", pa.string()),            # none | raw_profile (where the benchmark has user history)
+    ("item_id", pa.string()),
+    ("subset", pa.string()),
+    ("split", pa.string()),
+    ("n_correct", pa.int32()),
+    ("n_incorrect", pa.int32()),
+    ("method", pa.string()),              # pointwise | pairwise-each (a pairwise-only RM: each correct vs each incorrect)
+    ("scores_correct", pa.list_(pa.float64())),    # every answer's score (pointwise), in the file's order
+    ("scores_incorrect", pa.list_(pa.float64())),
+    ("margins", pa.list_(pa.float64())),  # pairwise-each: correct i vs incorrect j, row-major
+    ("correct", pa.bool_()),              # every correct answer above every incorrect one
+    ("tie", pa.bool_()),
+    ("tie_credit", pa.float64()),         # credit of a tie under the `half` policy (1/2 for a pair, 1/k best-of-k)
+    ("invalid", pa.bool_()),
+    ("chance", pa.float64()),             # 1 / C(m + n, m)
+    ("truncated", pa.bool_()),
+    ("input_hashes", pa.list_(pa.string())),
+])
+
+LEADERBOARD = pa.schema([
+    ("rm", pa.string()),
+    ("strategy", pa.string()),
+    ("evaluation_only", pa.bool_()),      # the oracle strategy: an upper bound, not a benchmark result
+    ("domain", pa.string()),              # a domain, "micro" (all pairs) or "macro" (mean of domains)
+    ("n", pa.int64()),                    # pairs counted under the tie policy
+    ("accuracy", pa.float64()),
+    ("ci_low", pa.float64()),
+    ("ci_high", pa.float64()),
+    ("ties", pa.int64()),
+    ("invalid", pa.int64()),
+    ("truncated", pa.int64()),
+    ("tie_policy", pa.string()),
+    ("planner_failed_rows", pa.int64()),  # pairs whose planner row never parsed (scored with the question only)
+    ("position_a_rate", pa.float64()),    # pairwise judges: share of verdicts for position A (0.5 = unbiased)
+    ("shares_llm_with", pa.string()),     # judges this RM shares its LLM with, e.g. "bon.judge" ("" = none)
+    ("in_distribution", pa.bool_()),      # the train_rm stage's RM: trained on pairs built like the benchmark's
+])
