@@ -15,6 +15,7 @@ from pathlib import Path
 from tasks.core.artifacts import replace_dir
 from tasks.core.errors import ConfigError, did_you_mean
 from tasks.downstream.rl import NOT_CAPABLE, NOT_SELECTED, TRAINED, TRAIN_PARAMS, rl_params
+from tasks.downstream.rl.algorithms import ALGORITHMS, Job
 from tasks.downstream.rl.curves import STEP_COLUMNS, plot_steps, step_rows, write_steps  # noqa: F401
 
 
@@ -60,12 +61,8 @@ def train_policy(reward, questions, messages, p: dict, seed: int, cache_dir) -> 
         lm = pol.load_policy(folder, kwargs)
         n_trained = pol.select_trainable(lm, t["train_layers"])
         tok, prompt_ids = trainers.training_tokenizer(folder, kwargs, messages)
-        if p["algorithm"] == "ppo":
-            value = pol.load_policy(folder, kwargs, value_head=True)
-            pol.select_trainable(value, t["train_layers"], head="score")
-            trainer = trainers.ppo(lm, value, tok, prompt_ids, qids, reward, t, seed, work)
-        else:
-            trainer = trainers.group_relative(p["algorithm"], lm, tok, messages, qids, reward, t, seed, work)
+        build = ALGORITHMS.lookup(p["algorithm"], "rl.algorithm")
+        trainer = build(Job(lm, folder, kwargs, tok, prompt_ids, messages, qids, reward, t, seed, work))
         start, steps = time.perf_counter(), []
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
@@ -122,6 +119,7 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
     p, rms, seed = rl_params(params, TRAIN_PARAMS), params["scoring"]["rms"], int(params["common"]["seed"])
     if rm_name not in rms:
         raise ConfigError(f"scoring.rms: {did_you_mean(rm_name, rms)}")
+    ALGORITHMS.lookup(p["algorithm"], "rl.algorithm")   # before any model loads
     strategy = check_benchmark_strategy(p["strategy"], "rl.strategy")
     res, selected = Resources(params), selection(p, rm_name, rms)
     if selected:
