@@ -26,13 +26,15 @@ def _kinds():
     from tasks.models.retrieval import RETRIEVERS
     from tasks.models.rms.registry import KINDS
     from tasks.models.strategies import STRATEGIES
+    from tasks.ops.report.methods import OWN
     from tasks.ops.task_runners import TASK_RUNNERS
     from tasks.stages.benchmarks import BENCHMARKS
     from tasks.stages.sources import READERS, SOURCES
 
     return {"RM kinds": KINDS, "benchmarks": BENCHMARKS, "LLM backends": BACKENDS, "judges": JUDGES,
             "retrievers": RETRIEVERS, "RL algorithms": ALGORITHMS, "strategies": STRATEGIES, "source formats": READERS,
-            "ingest sources": SOURCES, "downstream methods": DOWNSTREAM, "task runners": TASK_RUNNERS}
+            "ingest sources": SOURCES, "downstream methods": DOWNSTREAM, "task runners": TASK_RUNNERS,
+            "report sections of downstream methods": OWN}
 
 
 def test_a_name_registered_twice_is_refused_naming_both_places():
