@@ -1,4 +1,5 @@
-"""Where per-RM and per-chunk work runs: a Prefect task runner chosen by params `scale`.
+"""Where per-RM and per-chunk work runs: a Prefect task runner chosen by params `scale` (the kinds are
+registered in tasks/ops/task_runners.py):
 
 - local: Prefect's thread pool inside the stage process, one chunk at a time (the default)
 - dask:  prefect-dask's DaskTaskRunner on an existing scheduler (`scale.address`), or a temporary

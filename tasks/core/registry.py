@@ -1,9 +1,10 @@
-"""One registry style for every pluggable kind (RM kinds, LLM backends, rubric judges, retrievers,
-source formats, profile strategies, downstream methods): a plug-in registers itself under its name;
+"""One registry style for every pluggable kind (RM kinds, benchmarks, LLM backends, rubric judges,
+retrievers, source formats and ingest sources, profile strategies, RL algorithms, downstream methods and
+their report sections, task runners): a plug-in registers itself under its name by decorator;
 an unknown name is one ConfigError naming the params key, with "did you mean"; a name registered twice
-is one ConfigError naming both places. A plug-in's options
-are typed — its `OPTIONS` dict (name -> type), else its constructor's annotations — so a params
-entry is checked (unknown option, wrong type, missing required one) before anything is built."""
+is one ConfigError naming both places. A plug-in's options are typed — its `OPTIONS` dict (name -> type),
+else its constructor's annotations — so a params entry is checked (unknown option, wrong type, missing
+required one) before anything is built."""
 from __future__ import annotations
 
 import inspect
