@@ -54,14 +54,14 @@ def train_policy(reward, questions, messages, p: dict, seed: int, cache_dir) -> 
     from tasks.downstream.rl import trainers
 
     t = p["train"]
-    trainers.sizes(t)   # the batch sizes and schedule, checked before any model loads
+    trainers.sizes(t)   # the batch sizes, schedule and algorithm, checked before any model loads
+    build = ALGORITHMS.lookup(p["algorithm"], "rl.algorithm")
     folder, kwargs = pol.base_folder(p["policy"], cache_dir)
     qids = [q["id"] for q in questions]
     with tempfile.TemporaryDirectory(prefix="rl_train-") as work, deterministic(seed):
         lm = pol.load_policy(folder, kwargs)
         n_trained = pol.select_trainable(lm, t["train_layers"])
         tok, prompt_ids = trainers.training_tokenizer(folder, kwargs, messages)
-        build = ALGORITHMS.lookup(p["algorithm"], "rl.algorithm")
         trainer = build(Job(lm, folder, kwargs, tok, prompt_ids, messages, qids, reward, t, seed, work))
         start, steps = time.perf_counter(), []
         from torch.optim.optimizer import register_optimizer_step_post_hook
@@ -119,7 +119,6 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
     p, rms, seed = rl_params(params, TRAIN_PARAMS), params["scoring"]["rms"], int(params["common"]["seed"])
     if rm_name not in rms:
         raise ConfigError(f"scoring.rms: {did_you_mean(rm_name, rms)}")
-    ALGORITHMS.lookup(p["algorithm"], "rl.algorithm")   # before any model loads
     strategy = check_benchmark_strategy(p["strategy"], "rl.strategy")
     res, selected = Resources(params), selection(p, rm_name, rms)
     if selected:
