@@ -103,6 +103,7 @@ def test_each_registry_checked_key_is_a_plain_string_in_the_schema():
 def test_params_doc_lists_the_registered_names_whatever_params_yaml_holds(tmp_path, monkeypatch, capsys):
     from flows.cli import main
     from tasks.downstream.rl.algorithms import ALGORITHMS
+    from tasks.models.rms.registry import KINDS
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "params.yaml").write_text("scoring: [not, a, mapping\n")
@@ -112,8 +113,9 @@ def test_params_doc_lists_the_registered_names_whatever_params_yaml_holds(tmp_pa
     assert "(one of: ppo, grpo, rloo, dpo)" in rows["rl.algorithm"]
     assert "(one of: local, dask, ray)" in rows["scale.task_runner"]
     assert "(one of: files, hub)" in rows["ingest.rl_prompts.source"]
-    assert "(kind one of: length-longer, " in rows["scoring.rms"] and "internlm2-reward)" in rows["scoring.rms"]
-    assert "(backend one of: dummy, " in rows["llms"]
+    kinds = rows["scoring.rms"].split("(kind one of: ")[1].split(")")[0].split(", ")
+    assert sorted(kinds) == sorted(KINDS.names()) and "seq-cls" in kinds   # in registration order: import order
+    assert "dummy" in rows["llms"].split("(backend one of: ")[1].split(")")[0].split(", ")
 
 
 def test_score_help_lists_every_rm_kind_and_benchmark(capsys):
