@@ -189,11 +189,11 @@ def cmd_dag(args) -> int:
 
 def cmd_params(args) -> int:
     """Check params files (all problems, one line each), or print every key with its type, default and doc."""
-    from tasks.ops.params import load_params
+    from tasks.ops.params import load_params, plugin_doc
     from tasks.core.params.doc import schema_doc
 
-    if args.doc:
-        print(schema_doc())
+    if args.doc:   # the schema and the registries only: whatever params.yaml holds
+        print(schema_doc(plugin_doc()))
         return 0
     from tasks.core.errors import ConfigError
 
@@ -221,9 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("path")
     val.add_argument("--layout", default="auto", choices=["auto", "lamp_qa", "rewardbench"])
     val.set_defaults(func=cmd_validate)
+    from tasks.models.rms.registry import KINDS
+    from tasks.stages.benchmarks import BENCHMARKS
+
     sc = sub.add_parser("score", help="score one RM on pairs, a released-benchmark layout or a hub id")
     sc.add_argument("--model", help="HF id or local path (kinds that load a model)")
-    sc.add_argument("--kind", default="seq-cls", help="an RM kind (seq-cls, judge-pairwise, similarity, ...)")
+    sc.add_argument("--kind", default="seq-cls", help=f"an RM kind: {', '.join(KINDS.names())}")
     sc.add_argument("--name", help="name in the outputs (default: the model's folder name)")
     sc.add_argument("--data", help="pairs Parquet (default data/pairs/selected.parquet), released-benchmark files, or a hub id")
     sc.add_argument("--strategy", default="none,raw_profile,oracle", help="comma list of none,raw_profile,planner,oracle")
@@ -234,9 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "with --benchmark the first N items: a quick try")
     sc.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                     help="another RM entry option, e.g. max_length=4096 or trust_remote_code=true")
-    sc.add_argument("--benchmark", help="another benchmark through the list-wise scorer: rewardbench2, prism, rm-bench, "
-                                        "ppe-human, personal-rewardbench, generic, personalised (--data: its local "
-                                        "copy or hub id; default its published hub id); detected from --data's layout")
+    sc.add_argument("--benchmark", help=f"another benchmark through the list-wise scorer: {', '.join(BENCHMARKS.names())}"
+                                        " (--data: its local copy or hub id; default its published hub id); detected "
+                                        "from --data's layout")
     sc.add_argument("--subset", help="--benchmark: only this subset")
     sc.add_argument("--out", help="output folder (default results/score-<name>)")
     sc.add_argument("--params", default=None, help="params file (default params.yaml)")

@@ -13,7 +13,6 @@ runs hold a lock of their own. A score-rm that dies midway is rolled back and sc
 next score-rm, reproduce or serve start (tasks/ops/release_txn.py). Logic lives in tasks/."""
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -71,7 +70,6 @@ def watch_releases_flow():
         rules = releases.check_rules(params["releases"].get("watch") or [])
         state = releases.load_state(STATE)
         new = releases.new_releases(releases.find_releases(rules), releases.registered(params, state))
-        time.sleep(float(os.environ.get("PRBENCH_WATCH_PAUSE_S", 0)))   # tests: widen the window two runs would race in
         for release in new:
             name = releases.rm_name(release.model, params["scoring"]["rms"], state)
             state = releases.update_state(STATE, release, name, "announced")   # recorded first: never twice

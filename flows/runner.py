@@ -1,4 +1,5 @@
-"""Where per-RM and per-chunk work runs: a Prefect task runner chosen by params `scale`.
+"""Where per-RM and per-chunk work runs: a Prefect task runner chosen by params `scale` (the kinds are
+registered in tasks/ops/task_runners.py):
 
 - local: Prefect's thread pool inside the stage process, one chunk at a time (the default)
 - dask:  prefect-dask's DaskTaskRunner on an existing scheduler (`scale.address`), or a temporary
@@ -26,10 +27,9 @@ from tqdm.auto import tqdm
 
 from flows.common import INVALID_INPUT, USER_ERRORS, content_hash, retry_unless_invalid_input
 from tasks.core.errors import ConfigError, did_you_mean
+from tasks.ops.task_runners import TASK_RUNNERS
 
-RUNNERS = ("local", "dask", "ray")
 DEFAULTS = {"task_runner": "local", "address": None, "root": None, "chunk_size": 256}
-DASK_NAMES = {"gpu": "GPU", "cpu": "CPU"}   # the names `dask worker --resources "GPU=1"` conventionally uses
 _SCALE: contextvars.ContextVar[dict] = contextvars.ContextVar("prbench_scale", default=DEFAULTS)
 _CWD = threading.Lock()
 
@@ -45,8 +45,7 @@ def scale_params(params: dict) -> dict:
     for key in s:
         if key not in DEFAULTS:
             raise ConfigError(f"scale.{key}: {did_you_mean(key, DEFAULTS)}")
-    if s["task_runner"] not in RUNNERS:
-        raise ConfigError(f"scale.task_runner: {did_you_mean(str(s['task_runner']), RUNNERS)}")
+    TASK_RUNNERS.lookup(s["task_runner"], "scale.task_runner")
     if s["root"] is not None and not os.path.isabs(str(s["root"])):
         raise ConfigError(f"scale.root: the absolute path at which workers see the project, got {s['root']!r}")
     if not isinstance(s["chunk_size"], int) or s["chunk_size"] < 1:
@@ -89,73 +88,9 @@ def current() -> dict:
     return _SCALE.get()
 
 
-def make_runner(scale: dict):
-    kind, address = scale["task_runner"], scale["address"]
-    if kind == "local":
-        from prefect.task_runners import ThreadPoolTaskRunner
-
-        return ThreadPoolTaskRunner(max_workers=1)   # the model already uses every core
-    if kind == "dask":
-        from prefect_dask import DaskTaskRunner
-
-        return DaskTaskRunner(address=address) if address else DaskTaskRunner()
-    try:
-        from prefect_ray import RayTaskRunner
-    except ImportError:
-        raise ConfigError("scale.task_runner: ray needs the optional extra: pip install 'prbench[ray]'") from None
-    return RayTaskRunner(address=address) if address else RayTaskRunner()
-
-
-# --- per-RM resources -----------------------------------------------------------------------------
-
-def dask_resources(req: dict) -> dict:
-    return {DASK_NAMES.get(k, k): v for k, v in req.items()}
-
-
-def ray_options(req: dict) -> dict:
-    opts = {"num_gpus": req["gpu"]} if "gpu" in req else {}
-    if "cpu" in req:
-        opts["num_cpus"] = req["cpu"]
-    custom = {k: v for k, v in req.items() if k not in ("gpu", "cpu")}
-    return {**opts, "resources": custom} if custom else opts
-
-
-def submit_options(kind: str, req: dict):
-    """The engine's way of asking for `req` for the tasks submitted inside."""
-    if not req or kind == "local":
-        return contextlib.nullcontext()
-    if kind == "dask":
-        import dask
-
-        return dask.annotate(resources=dask_resources(req))
-    from prefect_ray.context import remote_options
-
-    return remote_options(**ray_options(req))
-
-
-def check_offered(runner, kind: str, req: dict, entry: str) -> None:
-    """Refuse up front what no worker can ever run (a Dask task asking for a resource no worker
-    declares would wait forever)."""
-    if not req or kind == "local":
-        return
-    fmt = lambda d: ", ".join(f"{k}={v:g}" for k, v in sorted(d.items())) or "nothing"  # noqa: E731
-    if kind == "dask":
-        need = dask_resources(req)
-        workers = runner.client.scheduler_info(n_workers=-1)["workers"].values()
-        if workers and not any(all((w.get("resources") or {}).get(k, 0) >= v for k, v in need.items())
-                               for w in workers):
-            offered = sorted({fmt(w.get("resources") or {}) for w in workers})
-            raise ConfigError(f"{entry}.resources: each task needs {fmt(need)}, but no worker of the Dask cluster "
-                              f"offers it (workers offer: {'; '.join(offered)}); start one with "
-                              f"`dask worker <scheduler> --resources \"{fmt(need).replace(', ', ',')}\"`")
-        return
-    import ray
-
-    have = ray.cluster_resources()
-    need = {"GPU" if k == "gpu" else "CPU" if k == "cpu" else k: v for k, v in req.items()}
-    if any(have.get(k, 0) < v for k, v in need.items()):
-        raise ConfigError(f"{entry}.resources: each task needs {fmt(need)}, the Ray cluster has "
-                          f"{fmt({k: have.get(k, 0) for k in need})}")
+def task_runner(scale: dict):
+    """The kind registered as `scale.task_runner` (tasks/ops/task_runners.py)."""
+    return TASK_RUNNERS.lookup(scale["task_runner"], "scale.task_runner")()
 
 
 # --- what a worker does around a chunk ------------------------------------------------------------
@@ -242,10 +177,11 @@ def map_chunks(chunk, args: dict, key: dict, chunks: list, *, label: str = "chun
     scale = current()
     resources = scale.get("resources") or {}
     root = scale["root"] or os.getcwd()   # the project as the workers see it
-    runner = make_runner(scale).duplicate()
+    kind = task_runner(scale)
+    runner = kind.make(scale["address"]).duplicate()
     with runner:
-        check_offered(runner, scale["task_runner"], resources, f"scoring.rms.{scale.get('rm')}")
-        with submit_options(scale["task_runner"], resources):
+        kind.check_offered(runner, resources, f"scoring.rms.{scale.get('rm')}")
+        with kind.submit_options(resources):
             futures = [runner.submit(chunk, parameters={"root": root, "args": args, "key": key, "chunk": c})
                        for c in chunks]
         index = {f.task_run_id: i for i, f in enumerate(futures)}

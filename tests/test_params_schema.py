@@ -53,6 +53,13 @@ MISTAKES = {   # what a user wrote -> the one line they get
     "a strategy typo": (lambda p: p["bon"].update(strategy="raw-profile"),
                         "params.yaml: bon.strategy: 'raw-profile' is not a strategy (did you mean 'raw_profile'?); "
                         "valid: none, raw_profile, planner, oracle"),
+    "a task runner typo": (lambda p: p.setdefault("scale", {}).update(task_runner="rey"),
+                           "params.yaml: scale.task_runner: 'rey' is not a task runner (did you mean 'ray'?); "
+                           "valid: local, dask, ray"),
+    "an RL algorithm typo": (lambda p: p["rl"].update(algorithm="GRPO"),
+                             "params.yaml: rl.algorithm: 'GRPO' is not an RL algorithm (did you mean 'grpo'?)"),
+    "an ingest source typo": (lambda p: p["ingest"].update(source="file"),
+                              "params.yaml: ingest.source: 'file' is not an ingest source (did you mean 'files'?)"),
     "an unknown group": (lambda p: p.update(scorng={}), "params.yaml: scorng: unknown key (did you mean 'scoring'?)"),
     "a backend option typo": (lambda p: p["llms"]["smollm2"].update(n_thread=2),
                               "params.yaml: llms.smollm2.n_thread: not an option of backend 'llamacpp' "

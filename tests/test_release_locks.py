@@ -130,7 +130,10 @@ def test_two_watcher_runs_started_together_announce_a_release_once(tmp_path, mon
     (repo / "incoming" / "new-rm" / "config.json").write_text(json.dumps({"architectures": ["BertForSequenceClassification"]}))
     git(repo, "add", "-A")
     monkeypatch.chdir(repo)
-    monkeypatch.setenv("PRBENCH_WATCH_PAUSE_S", "2")   # both runs are past their look-up before either records
+    from tasks.ops import releases
+
+    looked_up = releases.new_releases   # widen the window two runs would race in: between look-up and record
+    monkeypatch.setattr(releases, "new_releases", lambda *a: (looked_up(*a), time.sleep(2))[0])
     out = []
     runs = [threading.Thread(target=lambda: out.append(watch_releases_flow())) for _ in range(2)]
     for t in runs:

@@ -75,7 +75,7 @@ def test_every_kind_accepts_resources_and_no_rm_sees_them(project):
 
 
 def test_resources_reach_each_engine_in_its_own_terms():
-    from flows.runner import dask_resources, ray_options
+    from tasks.ops.task_runners import dask_resources, ray_options
 
     assert dask_resources({"gpu": 1.0, "A100": 1.0}) == {"GPU": 1.0, "A100": 1.0}   # `dask worker --resources GPU=1`
     assert ray_options({"gpu": 1.0, "cpu": 4.0}) == {"num_gpus": 1.0, "num_cpus": 4.0}

@@ -1,11 +1,15 @@
-"""One registry style for every pluggable kind (RM kinds, LLM backends, rubric judges, retrievers,
-source formats, profile strategies, downstream methods): a plug-in registers itself under its name;
-an unknown name is one ConfigError naming the params key, with "did you mean". A plug-in's options
-are typed — its `OPTIONS` dict (name -> type), else its constructor's annotations — so a params
-entry is checked (unknown option, wrong type, missing required one) before anything is built."""
+"""One registry style for every pluggable kind (RM kinds, benchmarks, LLM backends, rubric judges,
+retrievers, source formats and ingest sources, profile strategies, RL algorithms, downstream methods and
+their report sections, task runners): a plug-in registers itself under its name by decorator;
+an unknown name is one ConfigError naming the params key, with "did you mean"; a name registered twice
+is one ConfigError naming both places. A plug-in's options are typed — its `OPTIONS` dict (name -> type),
+else its constructor's annotations — so a params entry is checked (unknown option, wrong type, missing
+required one) before anything is built."""
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 import typing
 from typing import Callable
 
@@ -15,17 +19,27 @@ from tasks.core.errors import ConfigError, did_you_mean, suggestion
 class Registry:
     def __init__(self, what: str, load: Callable[[], None] | None = None):
         """`load` imports the modules that register (static imports, so stages' code deps see them)."""
-        self.what, self._load, self._items = what, load, {}
+        self.what, self._load, self._items, self._where = what, load, {}, {}
 
     def register(self, name=None):
         """`@reg.register` (the name is the object's `kind` or `__name__`) or `@reg.register("name")`."""
+        where = _caller(sys._getframe(1))
+
         def add(obj, key=None):
             key = key or getattr(obj, "kind", None) or obj.__name__
-            self._items[key] = obj
+            first = self._where.get(key)
+            if key in self._items and first != where:   # the same line again is a module re-imported
+                raise ConfigError(f"{self.what} '{key}' registered twice: {first or 'set directly'} and {where}")
+            self._items[key], self._where[key] = obj, where
             return obj
         if callable(name):
             return add(name)
         return lambda obj: add(obj, name)
+
+    def where(self, name) -> str | None:
+        """file:line of the registration of `name` (None for one set directly, e.g. a test's monkeypatch)."""
+        self._all()
+        return self._where.get(name)
 
     def _all(self) -> dict:
         if self._load is not None:
@@ -70,6 +84,15 @@ class Registry:
         if not isinstance(names, (list, tuple)):
             return [f"{key}: a list of {self.what} names, got {names!r}"]
         return [f"{key}[{i}]: {did_you_mean(str(n), self._all())}" for i, n in enumerate(names) if n not in self]
+
+
+def _caller(frame) -> str:
+    """file:line of a frame, relative to the project root when inside it."""
+    path = os.path.abspath(frame.f_code.co_filename)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if path.startswith(root + os.sep):
+        path = os.path.relpath(path, root)
+    return f"{path}:{frame.f_lineno}"
 
 
 def options_of(obj) -> dict[str, object]:

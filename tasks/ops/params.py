@@ -28,35 +28,82 @@ def check_params(raw):
     return check(raw, plugin_check=check_plugins, groups=GROUP_SCHEMAS)
 
 
+STRATEGY_KEYS = ("train_rm.strategy", "leaderboard.heatmap_strategy", "bon.strategy", "rl.strategy",
+                 "correlation.strategy", "releases.rank_strategy", "scoring.strategies", "scoring.generic_strategies")
+
+
+def registries() -> dict[str, tuple[str, object]]:
+    """Every params key whose names a registry holds: key -> (the entry field naming the plug-in, or "" when
+    the value is the name or a list of names; the registry). The check and `prbench params --doc` read it."""
+    from tasks.downstream.correlation.methods import DOWNSTREAM
+    from tasks.downstream.rl.algorithms import ALGORITHMS
+    from tasks.models.judge import JUDGES
+    from tasks.models.llm.backends import BACKENDS
+    from tasks.models.retrieval import RETRIEVERS
+    from tasks.models.rms.registry import KINDS
+    from tasks.models.strategies import STRATEGIES
+    from tasks.ops.task_runners import TASK_RUNNERS
+    from tasks.stages.benchmarks import BENCHMARKS
+    from tasks.stages.sources import SOURCES
+
+    return {"scale.task_runner": ("", TASK_RUNNERS), "ingest.source": ("", SOURCES),
+            "ingest.rl_prompts.source": ("", SOURCES), "profiles.retriever": ("", RETRIEVERS),
+            "llms": ("backend", BACKENDS), "pairs.judge": ("kind", JUDGES), "bon.judge": ("kind", JUDGES),
+            "scoring.rms": ("kind", KINDS), "releases.entry": ("kind", KINDS), "benchmarks": ("source", BENCHMARKS),
+            "rl.algorithm": ("", ALGORITHMS), "correlation.downstream": ("", DOWNSTREAM),
+            **{key: ("", STRATEGIES) for key in STRATEGY_KEYS}}
+
+
+def plugin_doc() -> dict[str, str]:
+    """`prbench params --doc`'s note on each registry-checked key: the names registered now."""
+    return {key: f"{field + ' ' if field else ''}one of: {', '.join(reg.names())}"
+            for key, (field, reg) in registries().items()}
+
+
 def _names(problems: list[str], value, valid, key: str, what: str) -> None:
     if value is not None and value not in valid:
         problems.append(f"{key}: '{value}' is not {what}{suggestion(str(value), valid)}; valid: {', '.join(valid)}")
 
 
+def _a(what: str) -> str:
+    """'a strategy', 'an ingest source', 'an RL algorithm'."""
+    first = what.split()[0]
+    vowel = first[0] in "aeiouAEIOU" or (first.isupper() and first[0] in "AEFHILMNORSX")
+    return f"{'an' if vowel else 'a'} {what}"
+
+
+def _value(p: dict, key: str):
+    for part in key.split("."):
+        p = p.get(part) if isinstance(p, dict) else None
+    return p
+
+
 def check_plugins(p: dict) -> list[str]:
     """Entries of pluggable kinds and the names that refer across groups (after the types passed)."""
     from tasks.ops import releases
-    from tasks.models.judge import JUDGES
-    from tasks.models.llm.registry import check as check_llm
     from tasks.core.registry import check_entry
-    from tasks.models.retrieval import RETRIEVERS
+    from tasks.models.llm.registry import check as check_llm
     from tasks.models.rms.registry import check as check_rm
-    from tasks.models.strategies import STRATEGIES
 
     problems: list[str] = []
-    llms, rms = p["llms"], p["scoring"]["rms"]
+    llms, rms, named = p["llms"], p["scoring"]["rms"], registries()
     for name, entry in llms.items():
         problems += check_llm(entry, f"llms.{name}")
     for name, entry in rms.items():
         problems += check_rm(name, entry)
     problems += check_rm("", p["releases"]["entry"], "releases.entry")
     for group in ("pairs", "bon"):
-        problems += check_entry(p[group]["judge"], JUDGES, f"{group}.judge")
+        problems += check_entry(p[group]["judge"], named[f"{group}.judge"][1], f"{group}.judge")
     try:
         releases.check_rules(p["releases"]["watch"])
     except ConfigError as exc:
         problems.append(str(exc))
-    _names(problems, p["profiles"]["retriever"], RETRIEVERS.names(), "profiles.retriever", "a retriever")
+    for key, (field, reg) in named.items():   # the keys whose value is a name, or a list of names
+        value = None if field else _value(p, key)
+        if isinstance(value, (list, tuple)):
+            problems += reg.check_names(value, key)
+        else:
+            _names(problems, value, reg.names(), key, _a(reg.what))
 
     uses_llm = {"rubrics.llm": p["rubrics"]["llm"], "pairs.llm": p["pairs"]["llm"],
                 "generic_pairs.llm": p["generic_pairs"]["llm"], "human_eval.proxy_llm": p["human_eval"]["proxy_llm"],
@@ -65,24 +112,10 @@ def check_plugins(p: dict) -> list[str]:
                 **{f"scoring.rms.{n}.llm": e.get("llm") for n, e in rms.items() if isinstance(e, dict)}}
     for key, name in uses_llm.items():
         _names(problems, name, sorted(llms), key, "a name under llms")
-
-    strategies = STRATEGIES.names()
-    one = {"train_rm.strategy": p["train_rm"]["strategy"], "leaderboard.heatmap_strategy":
-           p["leaderboard"]["heatmap_strategy"], "bon.strategy": p["bon"]["strategy"], "rl.strategy": p["rl"]["strategy"],
-           "correlation.strategy": p["correlation"]["strategy"], "releases.rank_strategy": p["releases"]["rank_strategy"]}
-    for key, name in one.items():
-        _names(problems, name, strategies, key, "a strategy")
-    for key in ("strategies", "generic_strategies"):
-        problems += STRATEGIES.check_names(p["scoring"][key], f"scoring.{key}")
-    from tasks.downstream.correlation.methods import DOWNSTREAM
-
-    problems += DOWNSTREAM.check_names(p["correlation"]["downstream"], "correlation.downstream")
     for i, name in enumerate(p["rl"]["rms"] or []):
         _names(problems, name, sorted(rms), f"rl.rms[{i}]", "an RM under scoring.rms")
-    from tasks.stages.benchmarks import BENCHMARKS
-
     for b, entry in (p.get("benchmarks") or {}).items():   # other benchmarks: their importer and RMs exist
-        _names(problems, entry.get("source"), BENCHMARKS.names(), f"benchmarks.{b}.source", "a benchmark")
+        _names(problems, entry.get("source"), named["benchmarks"][1].names(), f"benchmarks.{b}.source", "a benchmark")
         for i, name in enumerate(entry.get("rms") or []):
             _names(problems, name, sorted(rms), f"benchmarks.{b}.rms[{i}]", "an RM under scoring.rms")
     return problems + guards(p) if not problems else problems

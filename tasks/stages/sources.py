@@ -88,6 +88,12 @@ def read_rows(src: SourceFile) -> Iterator[RawRow]:
     yield from READERS.lookup(src.fmt, "source format")(src)
 
 
+def read_file(path) -> Iterator[RawRow]:
+    """The rows of one local data file, read by the source format its suffix names."""
+    fmt = FORMATS[Path(path).suffix]
+    return read_rows(SourceFile(str(path), "", "", fmt))
+
+
 def _text(path: str) -> str:
     # surrogateescape keeps bad bytes visible, so validation can name the field holding them
     return Path(path).read_bytes().decode("utf-8", errors="surrogateescape")

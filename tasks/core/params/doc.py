@@ -1,11 +1,13 @@
-"""`prbench params --doc`: every key of the schema with its type, default and one-line doc."""
+"""`prbench params --doc`: every key of the schema with its type, default and one-line doc. The names a
+registry holds for a key come from above (flows/cli.py passes tasks/ops/params.py's `plugin_doc()`):
+the registries live in higher layers than this one."""
 from __future__ import annotations
 
 import json
 
 from pydantic import BaseModel
 
-from tasks.core.params.check import _is_model
+from tasks.core.params.check import _is_model, _optional_model
 from tasks.core.registry import describe
 
 
@@ -13,18 +15,23 @@ def rows(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str, str, 
     out = []
     for name, f in model.model_fields.items():
         key = f"{prefix}{name}"
-        if _is_model(f.annotation):
-            out.append((key, "group", "", f.description or ""))
-            out += rows(f.annotation, key + ".")
+        group = f.annotation if _is_model(f.annotation) else _optional_model(f.annotation)
+        if group is not None:
+            kind = "group" if group is f.annotation else "group or null"
+            default = "" if group is f.annotation else json.dumps(f.get_default(call_default_factory=True))
+            out.append((key, kind, default, f.description or ""))
+            out += rows(group, key + ".")
         else:
             default = f.get_default(call_default_factory=True)
             out.append((key, describe(f.annotation), json.dumps(default), f.description or ""))
     return out
 
 
-def schema_doc() -> str:
+def schema_doc(plugins: dict[str, str] | None = None) -> str:
+    """The table; `plugins`: key -> the names its registry holds ("one of: ..."), shown after the type."""
     from tasks.core.params.schema_downstream import Root
 
-    table = rows(Root)
+    plugins = plugins or {}
+    table = [(k, f"{t} ({plugins[k]})" if k in plugins else t, d, doc) for k, t, d, doc in rows(Root)]
     width = max(len(k) for k, *_ in table)
-    return "\n".join(f"{k.ljust(width)}  {t}" + (f" = {d}" if d else "") + f"  # {doc}" for k, t, d, doc in table)
+    return "\n".join(f"{k}  {t}" + (f" = {d}" if d else "") + f"  # {doc}" for k, t, d, doc in table)

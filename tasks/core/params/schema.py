@@ -31,14 +31,14 @@ class Common(Group):
 
 
 class Scale(Group):
-    task_runner: Literal["local", "dask", "ray"] = F("local", "where per-RM / per-chunk work runs")
+    task_runner: str = F("local", "where per-RM / per-chunk work runs")
     address: str | None = F(None, "an existing cluster (tcp://head:8786, ray://head:10001); null = local")
     root: str | None = F(None, "the project's absolute path as workers see it (null = the same path as here)")
     chunk_size: int = F(256, "pairs (score) or distinct answers (bon_score) per task; sets batch mates")
 
 
 class RlPrompts(Group):
-    source: Literal["files", "hub"] = F("hub", "files | hub, as ingest.source")
+    source: str = F("hub", "files | hub, as ingest.source")
     hub_id: str = F("alireza7/LaMP-QA", "the hub dataset when source is hub")
     path: str | None = F(None, "with source files: a folder of {Config}_train.json (official download)")
     splits: list[Literal["train", "validation", "test"]] = F(["train"], "splits read from it: none of ingest.splits")
@@ -46,7 +46,7 @@ class RlPrompts(Group):
 
 
 class Ingest(Group):
-    source: Literal["files", "hub"] = F("files", "read local files or a hub dataset")
+    source: str = F("files", "read local files or a hub dataset")
     path: str = F("data/sample/rewardbench", "a file or folder: {Config}_{split}.json|jsonl|parquet, {Config}/{split}-*.parquet")
     hub_id: str = F("alireza7/LaMP-QA", "the hub dataset when source is hub")
     layout: Literal["auto", "lamp_qa", "rewardbench"] = F("auto", "rewardbench: rows carry chosen/rejected")

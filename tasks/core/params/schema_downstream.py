@@ -72,7 +72,7 @@ class RlEval(Group):
 
 class Rl(Group):
     rms: list[str] | None = F([], "which RMs train (null = every RL-capable RM)")
-    algorithm: Literal["ppo", "grpo", "rloo"] = F("grpo", "trl 1.12's trainer (paper: ppo)")
+    algorithm: str = F("grpo", "trl 1.12's trainer (paper: ppo)")
     policy: RlPolicy = F(RlPolicy(), "the policy trained")
     prompt: str = F("prompts/bon_policy.txt", "question + top posts only: never the rubric or narrative")
     max_words: int = F(25, "the length the prompt asks for")

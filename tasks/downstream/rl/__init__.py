@@ -18,7 +18,6 @@ from tasks.core.layout import rl_train as train_outputs  # noqa: F401
 from tasks.core.stage_table import RL_EVAL_PARAMS as EVAL_PARAMS  # noqa: F401 - the table declares them
 from tasks.core.stage_table import RL_PROMPT_KEYS as PROMPT_KEYS  # noqa: F401
 from tasks.core.stage_table import RL_TRAIN_PARAMS as TRAIN_PARAMS  # noqa: F401
-ALGORITHMS = ("ppo", "grpo", "rloo")
 NOT_SELECTED, NOT_CAPABLE, TRAINED = "not selected", "not RL-capable", "trained"
 
 
@@ -30,6 +29,4 @@ def rl_params(params: dict, keys: tuple[str, ...]) -> dict:
     missing = [k for k in keys if k not in p]
     if missing:
         raise ConfigError(f"params: rl.{missing[0]} is missing")
-    if "algorithm" in keys and p["algorithm"] not in ALGORITHMS:
-        raise ConfigError(f"rl.algorithm: unknown '{p['algorithm']}'; valid: {', '.join(ALGORITHMS)}")
     return {k: p[k] for k in keys}

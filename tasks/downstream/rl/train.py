@@ -15,6 +15,7 @@ from pathlib import Path
 from tasks.core.artifacts import replace_dir
 from tasks.core.errors import ConfigError, did_you_mean
 from tasks.downstream.rl import NOT_CAPABLE, NOT_SELECTED, TRAINED, TRAIN_PARAMS, rl_params
+from tasks.downstream.rl.algorithms import ALGORITHMS, Job
 from tasks.downstream.rl.curves import STEP_COLUMNS, plot_steps, step_rows, write_steps  # noqa: F401
 
 
@@ -53,19 +54,15 @@ def train_policy(reward, questions, messages, p: dict, seed: int, cache_dir) -> 
     from tasks.downstream.rl import trainers
 
     t = p["train"]
-    trainers.sizes(t)   # the batch sizes and schedule, checked before any model loads
+    trainers.sizes(t)   # the batch sizes, schedule and algorithm, checked before any model loads
+    build = ALGORITHMS.lookup(p["algorithm"], "rl.algorithm")
     folder, kwargs = pol.base_folder(p["policy"], cache_dir)
     qids = [q["id"] for q in questions]
     with tempfile.TemporaryDirectory(prefix="rl_train-") as work, deterministic(seed):
         lm = pol.load_policy(folder, kwargs)
         n_trained = pol.select_trainable(lm, t["train_layers"])
         tok, prompt_ids = trainers.training_tokenizer(folder, kwargs, messages)
-        if p["algorithm"] == "ppo":
-            value = pol.load_policy(folder, kwargs, value_head=True)
-            pol.select_trainable(value, t["train_layers"], head="score")
-            trainer = trainers.ppo(lm, value, tok, prompt_ids, qids, reward, t, seed, work)
-        else:
-            trainer = trainers.group_relative(p["algorithm"], lm, tok, messages, qids, reward, t, seed, work)
+        trainer = build(Job(lm, folder, kwargs, tok, prompt_ids, messages, qids, reward, t, seed, work))
         start, steps = time.perf_counter(), []
         from torch.optim.optimizer import register_optimizer_step_post_hook
 

@@ -198,12 +198,11 @@ def ppo(policy, value_model, tok, prompt_ids, question_ids, reward, t: dict, see
     return trainer
 
 
-def group_relative(algorithm: str, policy, tok, messages, question_ids, reward, t: dict, seed: int, work: str):
-    """GRPO or RLOO: `num_generations` completions per prompt, rewards relative to their group."""
+def group_relative(config, trainer_cls, policy, tok, messages, question_ids, reward, t: dict, seed: int, work: str):
+    """GRPO or RLOO (trl's config and trainer classes): `num_generations` completions per prompt, rewards
+    relative to their group."""
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 
-    config, trainer_cls = (GRPOConfig, GRPOTrainer) if algorithm == "grpo" else (RLOOConfig, RLOOTrainer)
     (micro, mini, batch), g = sizes(t), int(t["num_generations"])
     if batch % g:
         raise ConfigError(f"rl.train.batch_size ({batch}) must be a multiple of rl.train.num_generations ({g})")

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from tasks.core.registry import Registry
 from tasks.ops.report import charts, downstream, fmt
 
-OWN = {   # the methods whose sections are drawn their own way: (template, builder over the page's sources)
-    "bon": ("section_bon.html.j2", lambda src, params: downstream.bon(src.rows("bon_curve"), src.json("bon_metrics"))),
-    "rl": ("section_rl.html.j2", lambda src, params: downstream.rl(src.rows("rl_eval"), src.json("rl_metrics"))),
-}
+OWN = Registry("report section")   # the methods whose sections are drawn their own way: -> (template, context)
 GENERIC = "section_downstream.html.j2"
+
+
+@OWN.register("bon")
+def _bon(src, params: dict) -> tuple[str, dict | None]:
+    return "section_bon.html.j2", downstream.bon(src.rows("bon_curve"), src.json("bon_metrics"))
+
+
+@OWN.register("rl")
+def _rl(src, params: dict) -> tuple[str, dict | None]:
+    return "section_rl.html.j2", downstream.rl(src.rows("rl_eval"), src.json("rl_metrics"))
 
 
 def per_question_input(name: str) -> str:
@@ -43,6 +51,7 @@ def sections(src, params: dict) -> list[dict]:
 
     out = []
     for m in methods():
-        template, build = OWN.get(m.name, (GENERIC, lambda s, p, m=m: generic(m, s, p)))
-        out.append({"name": m.name, "title": m.title, "template": template, "context": build(src, params)})
+        own = OWN.get(m.name)
+        template, context = own(src, params) if own else (GENERIC, generic(m, src, params))
+        out.append({"name": m.name, "title": m.title, "template": template, "context": context})
     return out

@@ -12,9 +12,7 @@ from typing import Iterator
 
 from tasks.core.errors import ConfigError, DataError
 from tasks.models.listwise import Item
-from tasks.stages.sources import FORMATS, RawRow, _json_array, _jsonl, _parquet
-
-READ = {"json": _json_array, "jsonl": _jsonl, "parquet": _parquet}
+from tasks.stages.sources import FORMATS, RawRow, read_file
 
 
 class Benchmark:
@@ -42,7 +40,7 @@ class Benchmark:
     def raw_rows(self, path: str | None, hub_id: str | None) -> Iterator[RawRow]:
         if path:
             for f in self.files(path):
-                yield from READ[FORMATS[f.suffix]](str(f))
+                yield from read_file(f)
             return
         yield from self.hub_rows(hub_id or self.hub_id)
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tasks.stages.benchmarks.base import READ
-from tasks.stages.sources import FORMATS
+from tasks.stages.sources import FORMATS, read_file
 
 OURS = "personalised"   # its layout goes through ingest + retrieval (tasks/ops/quick_score.py), as before
 
@@ -22,7 +21,7 @@ def detect(data: str | None) -> str | None:
         return "prism"
     for f in files:
         try:
-            first = next(iter(READ[FORMATS[f.suffix]](str(f))), None)
+            first = next(iter(read_file(f)), None)
         except Exception:  # noqa: BLE001 - not readable here: let the importer name the problem
             return None
         if first is not None and isinstance(first.row, dict):

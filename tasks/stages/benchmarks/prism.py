@@ -10,10 +10,10 @@ from __future__ import annotations
 
 
 from tasks.stages.benchmarks import register
-from tasks.stages.benchmarks.base import READ, Benchmark, Row
+from tasks.stages.benchmarks.base import Benchmark, Row
 from tasks.core.errors import ConfigError
 from tasks.models.listwise import Item
-from tasks.stages.sources import FORMATS
+from tasks.stages.sources import read_file
 
 PREFS = ("values", "creativity", "fluency", "factuality", "diversity", "safety", "personalisation", "helpfulness")
 
@@ -34,7 +34,7 @@ class Prism(Benchmark):
             if missing:
                 raise ConfigError(f"benchmarks (prism): no {' or '.join(missing)} file under '{path}' "
                                   "(expected survey.jsonl and conversations.jsonl, or .json / .parquet)")
-            read = lambda name: (r for f in parts[name] for r in READ[FORMATS[f.suffix]](str(f)))  # noqa: E731
+            read = lambda name: (r for f in parts[name] for r in read_file(f))  # noqa: E731
         else:
             hub = hub_id or self.hub_id
             read = lambda name: self.hub_rows(hub, name, "train")  # noqa: E731
