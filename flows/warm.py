@@ -1,5 +1,5 @@
 """Warm stage processes: `prbench run` starts one process that imports Prefect, torch, transformers,
-sentence-transformers and every stage flow once; each stage command DVC runs (`python -m flows.<stage>`)
+sentence-transformers and every stage's code once; each stage command DVC runs (`python -m flows.stage ...`)
 then hands itself to it and runs in a fork of it, instead of paying those imports (2-10 s) again.
 
 DVC still runs one command per stage, in its order, and sees its exit status and output: the client
@@ -102,7 +102,7 @@ def hand_off(module: str, args: list[str]) -> None:
 # --- the server ------------------------------------------------------------------------------------
 
 def preload() -> None:
-    """What stage processes import: every stage flow, and the heavy libraries their tasks import late."""
+    """What stage processes import: every stage's modules, and the heavy libraries their tasks import late."""
     import importlib
 
     from tasks.core.stage_table import TABLE
@@ -114,7 +114,8 @@ def preload() -> None:
         except Exception:   # an optional extra not installed: its stages import it (or fail) themselves
             pass
     for stage in TABLE:
-        importlib.import_module(stage.module)
+        for module in stage.code:
+            importlib.import_module(module)
 
 
 def project_files(root: str) -> dict[str, tuple[int, int]]:

@@ -165,7 +165,7 @@ def test_same_outputs_give_the_same_page_anywhere(project, tmp_path, stage_serve
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), **stage_server.client_env(),
            "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run([sys.executable, "-m", "flows.report"], cwd=elsewhere, env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "flows.stage", "report"], cwd=elsewhere, env=env, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     html = (elsewhere / layout.REPORT["page"]).read_bytes()

@@ -164,3 +164,19 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     write_metrics(metrics, out["metrics"])
     plot_curve(curve, ks, n, float(p["ci"]), out["plot"])
     return metrics
+
+
+# --- the stage as flows/stage.py runs it ------------------------------------------------------------
+
+def stage_inputs(params: dict, key: None, declared: dict) -> dict:
+    """Samples, verdicts, and the scores of the RMs in params that were scored."""
+    from tasks.core.artifacts import existing
+    from tasks.downstream import bon
+
+    return {**declared, "scores": existing({rm: bon.scores(rm)["scores"] for rm in sorted(params["scoring"]["rms"])})}
+
+
+def result_rows(out: dict) -> list[dict]:
+    from tasks.core.artifacts import read_table
+
+    return read_table(out["curve"], "bon_curve").to_pylist()

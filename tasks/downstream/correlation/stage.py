@@ -190,3 +190,29 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     write_metrics(metrics, out["metrics"])
     plot(points, rows, p["min_rms"], out["plot"])
     return metrics
+
+
+# --- the stage as flows/stage.py runs it ------------------------------------------------------------
+
+def stage_inputs(params: dict, key: None, declared: dict) -> dict:
+    """The scores of the RMs in params that were scored, every benchmark's, each downstream asked for."""
+    from pathlib import Path
+
+    from tasks.core import layout
+    from tasks.core.artifacts import existing
+
+    scores = existing({rm: layout.scores(rm)["scores"] for rm in sorted(params["scoring"]["rms"])})
+    root = Path(layout.BENCH_SCORES_DIR)   # every bench_score output (one folder per `benchmarks:` entry)
+    bench = {d.name: str(d) for d in sorted(root.iterdir()) if d.is_dir()} if root.is_dir() else {}
+    return {"scores": scores, "bench_scores": bench,
+            **{k: (v if k in params["correlation"]["downstream"] else None) for k, v in declared.items()}}
+
+
+def result_rows(out: dict) -> list[dict]:
+    from tasks.core.artifacts import read_table
+
+    return read_table(out["correlation"], "correlation").to_pylist()
+
+
+def summary(out: dict, metrics: dict) -> str:
+    return format_table(result_rows(out))

@@ -200,3 +200,11 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     write_metrics(metrics, out["metrics"])
     plot(table, float(e["ci"]), out["plot"])
     return metrics
+
+
+def stage_inputs(params: dict, key: None, declared: dict) -> dict:
+    """(flows/stage.py) The checkpoints of the RMs in params that were trained (or recorded as not)."""
+    from tasks.core import layout
+    from tasks.core.artifacts import existing
+
+    return {**declared, "policies": existing({rm: layout.rl_train(rm)["policy"] for rm in sorted(params["scoring"]["rms"])})}
