@@ -3,15 +3,15 @@ table declares (tasks/core/stage_table.py): its logic is the function the entry 
 (params, [key,] inputs, out) inside the Prefect task of flows/common.py. What else differs per stage is
 declared, never written again here: by the entry (`chunk`: its chunks go to the task runner,
 flows/runner.py; `ui`: the flows/ui.py table of its results) and by optional functions of its run's
-module, called when present:
+module, called when present (HOOKS; the prefix keeps them apart from the module's own names):
 
 - stage_inputs(params, key, declared) -> dict: the inputs it reads, from the declared ones (e.g. narrowed
   to the RMs in params); also its cache key's data
 - stage_params(params, key, used) -> dict: the params it is given and keyed on, from its declared keys
-- cache_extra(params, key) -> dict: more of its cache key (data no declared dep can hash: a source's hash)
-- summary(out, metrics) -> str: printed after a completed run
-- result_rows(out) -> list[dict]: the rows the entry's `ui` shows
-- LOG_PRINTS = False: its prints are not log lines
+- stage_cache_extra(params, key) -> dict: more of its cache key (data no declared dep can hash)
+- stage_summary(out, metrics) -> str: printed after a completed run
+- stage_rows(out) -> list[dict]: the rows the entry's `ui` shows
+- STAGE_LOG_PRINTS = False: its prints are not log lines
 
 This module imports no stage's logic: it loads the one stage's modules by the names the entry gives, so
 a stage's code (its dvc.yaml deps and cache key) is this module's imports plus its own (`Stage.code`)."""
@@ -27,6 +27,9 @@ from prefect import flow
 from flows.common import main, run_stage, stage_task
 from tasks.core import stage_table as stages
 from tasks.ops.params import load_params
+
+
+HOOKS = ("stage_inputs", "stage_params", "stage_cache_extra", "stage_summary", "stage_rows", "STAGE_LOG_PRINTS")
 
 
 def resolve(dotted: str):
@@ -76,15 +79,15 @@ def run_named(name: str, key: str | None, params_path: str | None):
     if hasattr(mod, "stage_params"):
         used = mod.stage_params(params, key, used)
     inputs = mod.stage_inputs(params, key, dict(s.inputs)) if hasattr(mod, "stage_inputs") else None
-    extra = mod.cache_extra(params, key) if hasattr(mod, "cache_extra") else None
+    extra = mod.stage_cache_extra(params, key) if hasattr(mod, "stage_cache_extra") else None
     with runner.configured(params, key) if runner else contextlib.nullcontext():
         state = run_stage(task_of(name), name, params, rm=key, used=used, inputs=inputs, key_extra=extra)
     if state.is_completed():
         out, metrics = s.out(key), state.result()["metrics"]
-        if hasattr(mod, "summary"):
-            print(mod.summary(out, metrics))
+        if hasattr(mod, "stage_summary"):
+            print(mod.stage_summary(out, metrics))
         if s.ui:   # the Prefect UI's table artifact of its results
-            resolve(s.ui)(mod.result_rows(out))
+            resolve(s.ui)(mod.stage_rows(out))
     return state
 
 
@@ -108,7 +111,7 @@ def flow_of(name: str):
     s = stages.get(name)
     key_arg = s.key_arg if s.per_rm else None
     return flow(name=name, flow_run_name=f"{name}-{{{key_arg}}}" if key_arg else name,
-                log_prints=getattr(logic(name), "LOG_PRINTS", True))(_entry(name, key_arg))
+                log_prints=getattr(logic(name), "STAGE_LOG_PRINTS", True))(_entry(name, key_arg))
 
 
 def cli(argv: list[str]) -> int:

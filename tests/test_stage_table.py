@@ -93,12 +93,17 @@ def test_what_a_stage_loads_at_run_time_is_its_declared_code():
         assert sorted(project(files) - declarations - set(codedeps.code_files(stages.STAGES[name].code))) == [], name
 
 
-def test_every_entry_names_logic_that_exists_and_its_ui_rows():
-    from flows.stage import logic, resolve
+def test_every_entry_names_logic_that_exists_and_only_known_hooks():
+    """What the generic flow calls by name: a misspelt hook would be silently skipped, so none is allowed."""
+    from flows.stage import HOOKS, logic, resolve
 
     for s in stages.TABLE:
         assert all(callable(resolve(f)) for f in (s.run, s.chunk, s.ui) if f), s.name
-        assert hasattr(logic(s.name), "result_rows") == bool(s.ui), s.name
+        mod = logic(s.name)
+        assert hasattr(mod, "stage_rows") == bool(s.ui), s.name
+        own = {k for k, v in vars(mod).items() if k.lower().startswith("stage_")
+               and not (callable(v) and v.__module__ != mod.__name__)}   # not an imported function
+        assert own - {s.run.partition(":")[2]} <= set(HOOKS), s.name
 
 
 def test_an_indirect_and_a_function_level_import_are_found(tmp_path):

@@ -41,7 +41,7 @@ class Stage:
     run: str = ""                      # the logic: "module:function", called (params, [key,] inputs, out)
     chunk: str | None = None           # a chunked stage's per-chunk function: run gets `map_chunks` (flows/runner.py)
     ui: str | None = None              # the Prefect UI's table of its results: a flows/ui.py function, given the
-                                       # rows of its module's `result_rows(out)`
+                                       # rows of its module's `stage_rows(out)`
 
     def __post_init__(self):
         if ":" not in self.run:

@@ -231,7 +231,7 @@ def source_key(s: dict):
     return s.get("hub_id") if s["source"] == "hub" else s.get("path")
 
 
-def cache_extra(params: dict, key: None) -> dict:
+def stage_cache_extra(params: dict, key: None) -> dict:
     """The second source (RL prompts) is no declared dep: its content, or its hub id, keys the cache."""
     p = params["ingest"]
     return {"rl_prompts": source_key(p["rl_prompts"]) if p.get("rl_prompts") else None}

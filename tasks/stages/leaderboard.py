@@ -292,9 +292,9 @@ def stage_inputs(params: dict, key: None, declared: dict) -> dict:
     return existing({rm: layout.scores(rm)["scores"] for rm in sorted(params["scoring"]["rms"])})
 
 
-def result_rows(out: dict) -> list[dict]:
+def stage_rows(out: dict) -> list[dict]:
     from tasks.core.artifacts import read_table
     return read_table(out["leaderboard"], "leaderboard").to_pylist()
 
 
-def summary(out: dict, metrics: dict) -> str: return format_table(result_rows(out))  # noqa: E704
+def stage_summary(out: dict, metrics: dict) -> str: return format_table(stage_rows(out))  # noqa: E704

@@ -156,7 +156,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
 # --- the stage as flows/stage.py runs it ------------------------------------------------------------
 # no log_prints: Prefect's print-to-log would catch the disassembly dill prints into its own captured
 # stdout while `datasets` fingerprints a function (bytecode lines in the log, and dill sees no globals)
-LOG_PRINTS = False
+STAGE_LOG_PRINTS = False
 
 
 def stage_inputs(params: dict, key: None, declared: dict) -> dict:
@@ -167,7 +167,7 @@ def stage_inputs(params: dict, key: None, declared: dict) -> dict:
     return inputs
 
 
-def cache_extra(params: dict, key: None) -> dict:
+def stage_cache_extra(params: dict, key: None) -> dict:
     """The backbone's local weights hash: new weights, new run."""
     from tasks.models.encoders import resolve_model
 

@@ -208,11 +208,11 @@ def stage_inputs(params: dict, key: None, declared: dict) -> dict:
             **{k: (v if k in params["correlation"]["downstream"] else None) for k, v in declared.items()}}
 
 
-def result_rows(out: dict) -> list[dict]:
+def stage_rows(out: dict) -> list[dict]:
     from tasks.core.artifacts import read_table
 
     return read_table(out["correlation"], "correlation").to_pylist()
 
 
-def summary(out: dict, metrics: dict) -> str:
-    return format_table(result_rows(out))
+def stage_summary(out: dict, metrics: dict) -> str:
+    return format_table(stage_rows(out))

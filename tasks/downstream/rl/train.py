@@ -180,7 +180,7 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
 
 
 # --- the stage as flows/stage.py runs it ------------------------------------------------------------
-LOG_PRINTS = False   # as train_rm's: dill's captured disassembly would land in the log
+STAGE_LOG_PRINTS = False   # as train_rm's: dill's captured disassembly would land in the log
 
 
 def stage_params(params: dict, rm: str, used: dict) -> dict:

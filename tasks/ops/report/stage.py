@@ -15,5 +15,5 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     return build.run(params, inputs, version, out)
 
 
-def summary(out: dict, metrics: dict) -> str:
+def stage_summary(out: dict, metrics: dict) -> str:
     return f"report: open {out['page']} in a browser (sections: {', '.join(metrics['sections'])})"

@@ -103,7 +103,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     return metrics
 
 
-def cache_extra(params: dict, key: None) -> dict:
+def stage_cache_extra(params: dict, key: None) -> dict:
     """(flows/stage.py) The annotators' files and the key wherever params put them: a new file must miss the cache."""
     from tasks.core.artifacts import tree_hash
 
