@@ -15,7 +15,7 @@ from tasks.downstream.correlation import paired
 from tasks.downstream.correlation.resample import METHOD
 from tasks.downstream.correlation.sides import Side, load_benchmarks, load_external, load_list_benchmarks, null_baselines  # noqa: F401,E501
 from tasks.downstream.correlation.methods import DOWNSTREAM
-from tasks.downstream.correlation.table import format_table, plot  # noqa: F401 - the flow prints the table
+from tasks.downstream.correlation.table import format_table, plot
 from tasks.core.errors import ConfigError
 
 REQUIRED = ("strategy", "split", "benchmarks", "tie_policy", "downstream", "bon_method", "rbo_p", "bootstrap",
