@@ -1,5 +1,5 @@
-"""What the stage flow (flows/stage.py) and the pipeline share: code hashes for cache keys, cached-output checks, and a
-main() that turns data errors into one line each instead of a traceback."""
+"""What the stage flow (flows/stage.py) and the pipeline share: the stage task, code hashes for cache
+keys, cached-output checks, and a main() that turns data errors into one line each, not a traceback."""
 from __future__ import annotations
 
 import os
