@@ -113,9 +113,8 @@ def preload() -> None:
             importlib.import_module(name)
         except Exception:   # an optional extra not installed: its stages import it (or fail) themselves
             pass
-    for stage in TABLE:
-        for module in stage.code:
-            importlib.import_module(module)
+    for module in dict.fromkeys(m for stage in TABLE for m in stage.code):   # each stage's flow, logic, runner
+        importlib.import_module(module)
 
 
 def project_files(root: str) -> dict[str, tuple[int, int]]:
