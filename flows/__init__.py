@@ -1,12 +1,13 @@
-"""Prefect flows, one per stage, plus the whole pipeline. Thin: they wire tasks/ functions,
-set retries and cache policies, and read/write artifacts."""
+"""Prefect flows: the one stage flow (flows/stage.py, every stage of the table), the whole pipeline,
+serve's deployments, the CLI. Thin: they wire tasks/ functions, set retries and cache policies, and
+read/write artifacts."""
 import os
 import sys
 from pathlib import Path
 
 
 def _stage_command() -> tuple[str, list[str]] | None:
-    """(module, args) when this process is `python -m flows.<stage> args` (what dvc runs)."""
+    """(module, args) when this process is `python -m flows.<module> args` (dvc runs `flows.stage <name>`)."""
     argv = getattr(sys, "orig_argv", [])
     if "-m" not in argv or argv.index("-m") + 1 >= len(argv) or not argv[argv.index("-m") + 1].startswith("flows."):
         return None
@@ -39,25 +40,26 @@ def _torch_threads() -> str:
 
 
 def refuse_bad_params_early(module: str, rest: list[str]) -> None:
-    """`python -m flows.<stage>` (what dvc runs): check params before Prefect is even imported (seconds
-    of import, its home created): a bad file is one line per problem and exit 1, nothing started."""
+    """`python -m flows.stage <name> [<key>]` (what dvc runs) or the pipeline: check params before Prefect
+    is even imported (seconds of import, its home created): a bad file is one line per problem and exit 1,
+    nothing started. A command that names no stage is the stage flow's to refuse (its usage line)."""
     from tasks.core.errors import ConfigError, did_you_mean
     from tasks.ops.params import load_params
     from tasks.core.stage_table import STAGES
 
-    stage = module.removeprefix("flows.")
-    if stage not in STAGES and stage != "pipeline":
+    stage = rest[0] if module == "flows.stage" and rest else None
+    if stage not in STAGES and module != "flows.pipeline":
         return
     try:
         from tasks.core.stage_table import read_keys
 
-        params = load_params(complete=read_keys([stage] if stage in STAGES else None))
-        if stage in STAGES and STAGES[stage].per_rm and len(rest) == 1:
+        params = load_params(complete=read_keys([stage] if stage else None))
+        if stage and STAGES[stage].per_rm and len(rest) == 2:
             from tasks.core.stage_table import fan_keys
 
             keys = fan_keys(STAGES[stage], params)
-            if rest[0] not in keys:
-                raise ConfigError(f"{STAGES[stage].foreach}: {did_you_mean(rest[0], keys)}")
+            if rest[1] not in keys:
+                raise ConfigError(f"{STAGES[stage].foreach}: {did_you_mean(rest[1], keys)}")
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         sys.exit(1)

@@ -1,5 +1,5 @@
-"""What every stage flow shares: code hashes for cache keys, cached-output checks, and a
-main() that turns data errors into one line each instead of a traceback."""
+"""What the stage flow (flows/stage.py) and the pipeline share: the stage task, code hashes for cache
+keys, cached-output checks, and a main() that turns data errors into one line each, not a traceback."""
 from __future__ import annotations
 
 import os
@@ -33,8 +33,8 @@ STAGE_TASK = dict(cache_policy=CACHE, persist_result=True, retries=2, retry_dela
 
 def code_hash(stage: str) -> str:
     """The stage's code is part of its cache key: edit the logic and the cache misses. The same
-    files as its dvc.yaml code deps: the project files its flow imports (tasks/core/codedeps.py)."""
-    return tree_hash([ROOT / f for f in code_files(stages.get(stage).module, ROOT)])
+    files as its dvc.yaml code deps: the project files its run imports (tasks/core/codedeps.py)."""
+    return tree_hash([ROOT / f for f in code_files(stages.get(stage).code, ROOT)])
 
 
 def stage_key(stage: str, params: dict, rm: str | None = None, inputs: dict | None = None) -> dict:
@@ -121,16 +121,6 @@ def run_stage_task(task, **kwargs):
     if state.is_failed():   # surface the task's own message as the flow's
         return Failed(message=state.message, name=state.name)
     return state
-
-
-def per_rm_main(flow) -> int:
-    """main() of a per-RM stage: `python -m flows.<stage> <rm>` (dvc.yaml's foreach cmd)."""
-    if len(sys.argv) != 2:
-        group = stages.STAGES[flow.name].foreach if flow.name in stages.STAGES else "scoring.rms"
-        print(f"usage: python -m {flow.fn.__module__} <a name from params {group}>", file=sys.stderr)
-        return 2
-    key_arg = stages.STAGES[flow.name].key_arg if flow.name in stages.STAGES else "rm"
-    return main(flow, **{key_arg: sys.argv[1]})
 
 
 def preflight(params_path=None, rm: str | None = None, stage: str | None = None) -> dict:

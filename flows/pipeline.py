@@ -3,7 +3,6 @@ The stages of the stage table (tasks/core/stage_table.py) in its order; per-RM s
 from __future__ import annotations
 
 import contextvars
-import importlib
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
@@ -12,12 +11,9 @@ from prefect.states import Failed
 
 from flows.common import main
 from flows.runner import scale_params
+from flows.stage import flow_of
 from tasks.ops.params import load_params
 from tasks.core.stage_table import TABLE, fan_keys
-
-
-def _flow(stage: str):
-    return getattr(importlib.import_module(f"flows.{stage}"), f"{stage}_flow")
 
 
 FAN_OUT = {"score", "bon_score"}   # per-RM stages whose work goes to the task runner (flows/runner.py)
@@ -27,7 +23,7 @@ def _fanned_out(stage: str, rms: list[str], params_path: str | None) -> list:
     """Every RM's flow at once (threads waiting on the cluster, each its own copy of the context);
     states in RM order."""
     def one(rm: str):
-        return _flow(stage)(params_path=params_path, return_state=True, rm=rm)
+        return flow_of(stage)(params_path=params_path, return_state=True, rm=rm)
 
     with ThreadPoolExecutor(max_workers=len(rms), thread_name_prefix=stage) as pool:
         futures = [pool.submit(contextvars.copy_context().run, one, rm) for rm in rms]
@@ -46,7 +42,7 @@ def pipeline(params_path: str | None = None, until: str | None = None):
         else:
             states = []
             for kwargs in ([{s.key_arg: k} for k in fan_keys(s, params)] if s.per_rm else [{}]):
-                states.append(_flow(s.name)(params_path=params_path, return_state=True, **kwargs))
+                states.append(flow_of(s.name)(params_path=params_path, return_state=True, **kwargs))
                 if states[-1].is_failed():
                     break
         failed = next((st for st in states if st.is_failed()), None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import os
 import socket
 import threading
@@ -25,7 +26,7 @@ from prefect.cache_policies import INPUTS, TASK_SOURCE
 from prefect.states import Failed
 from tqdm.auto import tqdm
 
-from flows.common import INVALID_INPUT, USER_ERRORS, content_hash, retry_unless_invalid_input
+from flows.common import INVALID_INPUT, USER_ERRORS, content_hash, retry_unless_invalid_input, stage_key
 from tasks.core.errors import ConfigError, did_you_mean
 from tasks.ops.task_runners import TASK_RUNNERS
 
@@ -167,6 +168,16 @@ def chunk_task(name: str, fn):
 
 
 # --- the driver side ------------------------------------------------------------------------------
+
+def chunked(stage: str, run, chunk):
+    """A chunked stage's run (params, rm, inputs, out): its logic gets `map_chunks`, which sends each
+    chunk (e.g. benchmark x strategy x slice of pairs) as one `chunk` task to the configured runner."""
+    def run_chunked(params: dict, rm: str, inputs: dict, out: dict) -> dict:
+        chunks = functools.partial(map_chunks, chunk, {"params": params, "rm_name": rm, "inputs": inputs},
+                                   stage_key(stage, params, rm), label=f"{stage} {rm}")
+        return run(params, rm, inputs, out, map_chunks=chunks)
+    return run_chunked
+
 
 def map_chunks(chunk, args: dict, key: dict, chunks: list, *, label: str = "chunks") -> list[dict]:
     """Submit one `chunk` task (from chunk_task) per item of `chunks` to the configured runner, with

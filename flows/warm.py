@@ -1,5 +1,5 @@
 """Warm stage processes: `prbench run` starts one process that imports Prefect, torch, transformers,
-sentence-transformers and every stage flow once; each stage command DVC runs (`python -m flows.<stage>`)
+sentence-transformers and every stage's code once; each stage command DVC runs (`python -m flows.stage ...`)
 then hands itself to it and runs in a fork of it, instead of paying those imports (2-10 s) again.
 
 DVC still runs one command per stage, in its order, and sees its exit status and output: the client

@@ -12,7 +12,7 @@ from flows.warm import GRACE_S, OWN_KEYS, receive, send
 
 
 def preload() -> None:
-    """What stage processes import: every stage flow, and the heavy libraries their tasks import late."""
+    """What stage processes import: every stage's modules, and the heavy libraries their tasks import late."""
     import importlib
 
     from tasks.core.stage_table import TABLE
@@ -23,8 +23,8 @@ def preload() -> None:
             importlib.import_module(name)
         except Exception:   # an optional extra not installed: its stages import it (or fail) themselves
             pass
-    for stage in TABLE:
-        importlib.import_module(stage.module)
+    for module in dict.fromkeys(m for stage in TABLE for m in stage.code):   # each stage's flow, logic, runner
+        importlib.import_module(module)
 
 
 def project_files(root: str) -> dict[str, tuple[int, int]]:

@@ -1,6 +1,7 @@
-"""Adding a stage touches the stage table, its flow, its tasks module and params — nothing else: in a
-copy of the repo, a new stage is declared once; dvc.yaml is regenerated with the code deps read off
-its imports, its params group is checked like every other, and `dvc repro` runs it alone."""
+"""Adding a stage touches the stage table, its tasks module and params — nothing else (no flow: the one
+generic flow runs it): in a copy of the repo, a new stage is declared once, naming its logic; dvc.yaml
+is regenerated with the code deps read off the generic flow's and its module's imports, its params group
+is checked like every other, and `dvc repro` runs it alone."""
 import json
 import subprocess
 import sys
@@ -29,28 +30,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     write_metrics(metrics, out["metrics"])
     return metrics
 '''
-FLOW = '''"""hello: the new stage's thin flow."""
-import sys
-
-from prefect import flow
-
-from flows.common import main, run_stage, stage_task
-from tasks import hello
-from tasks.ops.params import load_params
-
-hello_task = stage_task("hello", hello.run)
-
-
-@flow(name="hello")
-def hello_flow(params_path: str | None = None):
-    return run_stage(hello_task, "hello", load_params(params_path))
-
-
-if __name__ == "__main__":
-    sys.exit(main(hello_flow))
-'''
 ENTRY = '''    Stage("hello", "a stage that only greets", {"metrics": "metrics/hello.json"}, params=("hello",),
-          schema=__import__("tasks.hello", fromlist=["HelloParams"]).HelloParams),
+          schema=__import__("tasks.hello", fromlist=["HelloParams"]).HelloParams, run="tasks.hello:run"),
 '''
 
 
@@ -60,7 +41,7 @@ def _run(repo, *cmd, ok=True):
     return out.stdout + out.stderr
 
 
-def test_a_new_stage_is_the_table_its_flow_its_task_and_params(tmp_path, stage_server, monkeypatch):
+def test_a_new_stage_is_the_table_its_task_and_params(tmp_path, stage_server, monkeypatch):
     for key, value in stage_server.client_env().items():   # the stage reports to the session's server
         monkeypatch.setenv(key, value)
     repo = tmp_path / "repo"
@@ -72,18 +53,18 @@ def test_a_new_stage_is_the_table_its_flow_its_task_and_params(tmp_path, stage_s
     assert "TABLE = (\n" in table
     (repo / "tasks/core/stage_table.py").write_text(table.replace("TABLE = (\n", "TABLE = (\n" + ENTRY, 1))
     (repo / "tasks/hello.py").write_text(TASK)
-    (repo / "flows/hello.py").write_text(FLOW)
     with open(repo / "params.yaml", "a") as fh:
         fh.write("\nhello:                             # the new stage's group\n  greeting: hello\n  times: 2\n")
 
     _run(repo, sys.executable, "-m", "flows.cli", "dag", "--write")
     spec = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]["hello"]
-    assert {"flows/hello.py", "tasks/hello.py", "tasks/core/runlog.py", "flows/common.py"} <= set(spec["deps"])
+    assert spec["cmd"] == "python -m flows.stage hello"
+    assert {"flows/stage.py", "tasks/hello.py", "tasks/core/runlog.py", "flows/common.py"} <= set(spec["deps"])
     assert spec["params"] == ["hello"] and spec["metrics"] == [{"metrics/hello.json": {"cache": False}}]
 
     bad = (repo / "params.yaml").read_text()
     (repo / "params.yaml").write_text(bad.replace("  times: 2", "  tims: 2"))
-    err = _run(repo, sys.executable, "-m", "flows.hello", ok=False)
+    err = _run(repo, sys.executable, "-m", "flows.stage", "hello", ok=False)
     assert "params.yaml: hello.tims: unknown key (did you mean 'times'?)" in err
     (repo / "params.yaml").write_text(bad)
 
@@ -93,5 +74,5 @@ def test_a_new_stage_is_the_table_its_flow_its_task_and_params(tmp_path, stage_s
     assert "Data and pipelines are up to date" in _run(repo, "dvc", "status", "hello")
     changed = {line[3:] for line in _run(repo, "git", "status", "--porcelain", "--untracked-files=all").splitlines()}
     assert changed - {"runs/history.jsonl", "runs/hello.json"} == {
-        "tasks/core/stage_table.py", "tasks/hello.py", "flows/hello.py", "params.yaml", "dvc.yaml", "dvc.lock",
+        "tasks/core/stage_table.py", "tasks/hello.py", "params.yaml", "dvc.yaml", "dvc.lock",
         "metrics/hello.json"}, changed

@@ -124,7 +124,7 @@ def test_the_stage_command_refuses_an_unknown_benchmark_in_one_line():
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "flows.bench_score", "rb2-dem"], cwd=ROOT, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "flows.stage", "bench_score", "rb2-dem"], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 1
     assert proc.stderr.strip() == "benchmarks: unknown name 'rb2-dem' (did you mean 'rb2-demo'?); valid: prism-demo, rb2-demo"

@@ -125,11 +125,13 @@ def test_pairwise_only_rm_is_reported_not_bon_capable(tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_flows_cache_and_adding_an_rm_runs_only_its_bon_score(tmp_path, monkeypatch, prefect_harness):
-    from flows.bon_judge import bon_judge_flow
-    from flows.bon_report import bon_report_flow
-    from flows.bon_sample import bon_sample_flow
-    from flows.bon_score import bon_score_flow
+    from flows.stage import flow_of
+    bon_judge_flow = flow_of("bon_judge")
+    bon_report_flow = flow_of("bon_report")
+    bon_sample_flow = flow_of("bon_sample")
+    bon_score_flow = flow_of("bon_score")
     from flows.common import main
+
     params = project(tmp_path, {"length-longer": {"kind": "length-longer"}})
     monkeypatch.chdir(tmp_path)
 

@@ -93,7 +93,8 @@ def n_chunks(root: Path, rm: str) -> int:
 def test_stages_on_the_cluster_give_the_local_bytes(reference, cluster, tmp_path, monkeypatch, prefect_harness):
     from prefect import flow
 
-    from flows.bon_score import bon_score_flow
+    from flows.stage import flow_of
+    bon_score_flow = flow_of("bon_score")
     from flows.common import main
     from flows.pipeline import _fanned_out
 
@@ -121,7 +122,8 @@ def test_stages_on_the_cluster_give_the_local_bytes(reference, cluster, tmp_path
 def test_resources_route_chunks_and_an_unmet_request_fails_in_one_line(reference, cluster, tmp_path, monkeypatch,
                                                                       prefect_harness, capsys):
     from flows.common import main
-    from flows.score import score_flow
+    from flows.stage import flow_of
+    score_flow = flow_of("score")
 
     params = copy_project(reference[0], tmp_path, task_runner="dask", address=cluster.address)
     params["scoring"]["rms"] = {"on-gpu": {"kind": "random", "resources": {"gpu": 1}},
@@ -140,7 +142,8 @@ def test_resources_route_chunks_and_an_unmet_request_fails_in_one_line(reference
 def test_a_worker_that_cannot_see_the_project_says_so(reference, cluster, tmp_path, monkeypatch, prefect_harness,
                                                       capsys):
     from flows.common import main
-    from flows.score import score_flow
+    from flows.stage import flow_of
+    score_flow = flow_of("score")
 
     copy_project(reference[0], tmp_path, task_runner="dask", address=cluster.address, root="/mnt/not-mounted/prbench")
     monkeypatch.chdir(tmp_path)
@@ -152,7 +155,8 @@ def test_a_worker_that_cannot_see_the_project_says_so(reference, cluster, tmp_pa
 
 def test_a_worker_killed_mid_run_costs_nothing_but_time(reference, tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
-    from flows.score import score_flow
+    from flows.stage import flow_of
+    score_flow = flow_of("score")
 
     src = reference[0]
     judge = {"kind": "judge-pointwise", "llm": "slow-judge", "prompt": str(Path(__file__).parents[1] /

@@ -12,7 +12,8 @@ from tests.test_correlation_stage import P, write_bon, write_scores
 @pytest.mark.timeout(300)
 def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
-    from flows.correlation import correlation_flow
+    from flows.stage import flow_of
+    correlation_flow = flow_of("correlation")
 
     write_scores(tmp_path / "data")      # data/scores/<rm>.parquet
     write_bon(tmp_path / "data")         # data/bon/per_question.parquet

@@ -1,5 +1,5 @@
 """Several RMs at once through DVC's own experiment queue: in a temp git + DVC repo holding the
-real `score` stage (flows/score.py, a foreach over scoring.rms), two experiments each adding an RM
+real `score` stage (flows/stage.py score, a foreach over scoring.rms), two experiments each adding an RM
 are queued with `dvc exp run --queue -S` and run side by side by `dvc queue start -j 2`. Each
 experiment's dvc.lock records its new RM's Parquet with the md5 of a local run of that RM, and the
 RM already in the baseline keeps its locked bytes (DVC did not rerun it)."""

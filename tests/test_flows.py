@@ -57,7 +57,8 @@ def test_pipeline_flow_runs_caches_and_repairs(project, prefect_harness):
 @pytest.mark.timeout(300)
 def test_flow_failure_is_reported_not_raised(project, prefect_harness, capsys):
     from flows.common import main
-    from flows.ingest import ingest_flow
+    from flows.stage import flow_of
+    ingest_flow = flow_of("ingest")
 
     write_json_rows(project / "raw" / "Lifestyle_and_Personal_Development_test.json", [make_row(0, question="")])
     assert main(ingest_flow) == 1

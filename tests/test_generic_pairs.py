@@ -141,7 +141,8 @@ def test_bad_mode_and_empty_split_fail_with_one_line(tmp_path):
 @pytest.mark.timeout(300)
 def test_flow_under_prefect(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
-    from flows.generic_pairs import generic_pairs_flow
+    from flows.stage import flow_of
+    generic_pairs_flow = flow_of("generic_pairs")
 
     project(tmp_path, mode="degraded")
     _, out = paths(tmp_path)

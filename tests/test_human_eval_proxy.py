@@ -175,7 +175,8 @@ def test_flow_runs_under_prefect(project, prefect_harness, monkeypatch):
 
     root, _ = project
     monkeypatch.chdir(root)
-    from flows.human_eval import human_eval_flow
+    from flows.stage import flow_of
+    human_eval_flow = flow_of("human_eval")
 
     for f in outputs(root).values():
         Path(f).unlink(missing_ok=True)

@@ -239,7 +239,8 @@ def test_heatmap_without_the_strategy_says_so_instead_of_an_empty_grid(tmp_path,
 @pytest.mark.timeout(300)
 def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
-    from flows.leaderboard import leaderboard_flow
+    from flows.stage import flow_of
+    leaderboard_flow = flow_of("leaderboard")
 
     monkeypatch.chdir(tmp_path)
     rms = {rm: {"kind": "random"} for rm in _scores()}

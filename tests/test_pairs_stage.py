@@ -32,7 +32,7 @@ def _run_stage(cwd: Path, env_extra=None, wait=True):
     env = {**os.environ, "PYTHONPATH": str(ROOT), **(env_extra or {})}
     log = cwd / f"stage-{time.monotonic_ns()}.log"
     with open(log, "w") as fh:
-        proc = subprocess.Popen([sys.executable, "-m", "flows.pairs"], cwd=cwd, env=env, stdout=fh,
+        proc = subprocess.Popen([sys.executable, "-m", "flows.stage", "pairs"], cwd=cwd, env=env, stdout=fh,
                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
     if wait:
         proc.wait(timeout=240)
@@ -89,7 +89,7 @@ def test_missing_api_key_fails_fast_with_one_line(tmp_path):
     params = make_project(tmp_path, limit=1, llm={"backend": "gemini", "model": "gemini-2.5-flash"})
     save_params(tmp_path, params)
     env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
-    proc = subprocess.run([sys.executable, "-m", "flows.pairs"], cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
+    proc = subprocess.run([sys.executable, "-m", "flows.stage", "pairs"], cwd=tmp_path, env={**env, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
     ours = [line for line in proc.stderr.splitlines() if "GEMINI_API_KEY" in line and " | " not in line]

@@ -225,11 +225,11 @@ def test_emptying_any_list_with_dvc_keeps_the_file_valid_yaml_and_every_comment(
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("argv, edit, line", [
-    (["flows.ingest"], lambda p: p["ingest"].update(limit_per_split="four"),
+    (["flows.stage", "ingest"], lambda p: p["ingest"].update(limit_per_split="four"),
      "params.yaml: ingest.limit_per_split: 'four' is not allowed: an integer or null"),
-    (["flows.score", "random"], lambda p: p["scoring"].update(splts=["test"]),
+    (["flows.stage", "score", "random"], lambda p: p["scoring"].update(splts=["test"]),
      "params.yaml: scoring.splts: unknown key (did you mean 'splits'?)"),
-    (["flows.score", "rnadom"], lambda p: None, "scoring.rms: unknown name 'rnadom' (did you mean 'random'?)"),
+    (["flows.stage", "score", "rnadom"], lambda p: None, "scoring.rms: unknown name 'rnadom' (did you mean 'random'?)"),
 ])
 def test_a_stage_process_refuses_bad_params_at_once_and_writes_nothing(tmp_path, argv, edit, line):
     """What `dvc repro` runs: one line, exit 1, in seconds; no Prefect server, no retry, no file."""

@@ -47,7 +47,7 @@ SKIPPED = {"train_rm", "rl_train", "rl_eval"}   # no trained RM; RL training is 
 
 
 def _run_stages(root: Path) -> None:
-    from flows import pipeline
+    from flows.stage import flow_of
 
     rms = sorted(RMS)
     from tasks.core.stage_table import TABLE
@@ -59,7 +59,7 @@ def _run_stages(root: Path) -> None:
         start = time.monotonic()
         keys = rms if s.foreach == "scoring.rms" else sorted(yaml.safe_load(Path("params.yaml").read_text())[s.foreach])
         for kwargs in ([{s.key_arg: k} for k in keys] if s.per_rm else [{}]):
-            state = pipeline._flow(stage)(return_state=True, **kwargs)
+            state = flow_of(stage)(return_state=True, **kwargs)
             assert state.is_completed(), f"{stage} {kwargs}: {state.message}"
         print(f"report test project: {stage} in {time.monotonic() - start:.1f} s", flush=True)
 
@@ -165,7 +165,7 @@ def test_same_outputs_give_the_same_page_anywhere(project, tmp_path, stage_serve
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), **stage_server.client_env(),
            "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run([sys.executable, "-m", "flows.report"], cwd=elsewhere, env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "flows.stage", "report"], cwd=elsewhere, env=env, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     html = (elsewhere / layout.REPORT["page"]).read_bytes()

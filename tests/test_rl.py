@@ -345,8 +345,9 @@ def test_flows_listing_another_rm_trains_only_it(tmp_path, tiny_policy, monkeypa
     """Editing rl.rms reruns every rl_train@<rm> under DVC; the Prefect cache makes that free except for
     the RM it adds. Then rl_eval sees both policies."""
     from flows.common import main
-    from flows.rl_eval import rl_eval_flow
-    from flows.rl_train import rl_train_flow
+    from flows.stage import flow_of
+    rl_eval_flow = flow_of("rl_eval")
+    rl_train_flow = flow_of("rl_train")
 
     toy_project(tmp_path)
     params = rl_params(str(tiny_policy))

@@ -108,7 +108,8 @@ def test_mixed_models_across_workers_are_refused():
 def test_a_worker_that_cannot_read_an_input_names_the_path_and_itself(project, tmp_path):
     from flows.common import INVALID_INPUT
     from flows.runner import worker_label
-    from flows.score import score_chunk_task
+    from flows.stage import chunk_task_of
+    score_chunk_task = chunk_task_of("score")
 
     root, params = project
     rel = {"questions": layout.INGEST["questions"]}
@@ -130,7 +131,8 @@ def test_a_worker_that_cannot_read_an_input_names_the_path_and_itself(project, t
 @pytest.mark.timeout(300)   # slow: on the Prefect harness (conftest marks it)
 def test_local_runner_flow_matches_in_process_and_reuses_chunks(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
-    from flows.score import score_flow
+    from flows.stage import flow_of
+    score_flow = flow_of("score")
     from tasks.core.runlog import read_counters
 
     root = tmp_path / "proj"

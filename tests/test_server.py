@@ -92,7 +92,7 @@ def test_no_ephemeral_server_outlives_a_sigkilled_stage(tmp_path):
     project = _ingest_project(tmp_path)
     e = env(PREFECT_HOME=str(tmp_path / "home"))
     e.pop("PREFECT_API_URL", None)
-    stage = subprocess.Popen([sys.executable, "-m", "flows.ingest"], cwd=project, env=e, start_new_session=True,
+    stage = subprocess.Popen([sys.executable, "-m", "flows.stage", "ingest"], cwd=project, env=e, start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         uvicorn = wait_for(lambda: [p for p in children(stage.pid) if "uvicorn" in cmdline(p)], 120, step=0.1,

@@ -1,7 +1,11 @@
 """One declaration per stage: dvc.yaml is what the stage table generates, every module a stage
-imports (directly or not, also inside a function) is one of its dvc deps, the Prefect cache key
-hashes the same code, the table's order is a valid run order, and a stage reads exactly the params
-it declares."""
+imports (directly or not, also inside a function, or by the name its entry gives) is one of its dvc
+deps and no other stage's logic is, the Prefect cache key hashes the same code, the table's order is
+a valid run order, and a stage reads exactly the params it declares."""
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,9 +32,78 @@ def _covered(path: str, deps: list[str]) -> bool:
 @pytest.mark.parametrize("stage", stages.ORDER)
 def test_every_file_a_stage_runs_is_a_dvc_dep(stage):
     deps = _declared(stage)
-    files = codedeps.code_files(stages.STAGES[stage].module)
-    assert f"flows/{stage}.py" in files and "flows/common.py" in files
+    s = stages.STAGES[stage]
+    files = codedeps.code_files(s.code)
+    logic = s.run.partition(":")[0].replace(".", "/")
+    assert {"flows/stage.py", "flows/common.py"} <= set(files)
+    assert f"{logic}.py" in files or f"{logic}/__init__.py" in files
     assert [f for f in files if not _covered(f, deps)] == []
+
+
+def test_the_generic_flow_brings_no_stage_logic():
+    """Every stage's code includes the generic flow's: were it to import stages, every stage would depend
+    on all of them. The runner and the UI tables are the code of the stages that declare them only."""
+    flow = codedeps.code_files(stages.FLOW)
+    assert [f for f in flow if f.startswith(("tasks/stages/", "tasks/downstream/", "tasks/models/",
+                                             "tasks/ops/report/"))] == []
+    assert "flows/runner.py" not in flow and "flows/ui.py" not in flow
+    assert [n for n in stages.ORDER if "flows/runner.py" in codedeps.code_files(stages.STAGES[n].code)] == \
+        ["score", "bon_score"]
+    assert "tasks/stages/score.py" not in codedeps.code_files(stages.STAGES["ingest"].code)
+
+
+PROBE = """
+import importlib, json, os, sys
+from tasks.core.codedeps import DECLARATIONS
+for f in DECLARATIONS:   # what declarations import serves them (codedeps), not a stage
+    importlib.import_module(f.removesuffix(".py").replace("/", "."))
+seen = {"(declarations)": sorted({m.__file__ for m in list(sys.modules.values()) if getattr(m, "__file__", None)})}
+import flows.stage as st
+from tasks.core.stage_table import ORDER, STAGES
+for name in ORDER:   # each stage in a fork: what preparing its run loads on top of the generic flow
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        st.flow_of(name), st.task_of(name), STAGES[name].chunk and st.chunk_task_of(name)
+        files = sorted({m.__file__ for m in list(sys.modules.values()) if getattr(m, "__file__", None)})
+        with os.fdopen(w, "w") as fh:
+            json.dump(files, fh)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as fh:
+        seen[name] = json.load(fh)
+    os.waitpid(pid, 0)
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.timeout(300)
+def test_what_a_stage_loads_at_run_time_is_its_declared_code():
+    """The generic flow loads a stage's logic (and runner, UI table) by the names its entry gives, which
+    no import statement shows: whatever it loads must still be among the stage's code deps."""
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=280,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.splitlines()[-1])
+    project = lambda files: {Path(f).resolve().relative_to(ROOT).as_posix() for f in files  # noqa: E731
+                             if Path(f).resolve().parts[len(ROOT.parts):][:1] in (("flows",), ("tasks",))}
+    declarations = project(seen.pop("(declarations)"))
+    assert set(seen) == set(stages.ORDER)
+    for name, files in seen.items():
+        assert sorted(project(files) - declarations - set(codedeps.code_files(stages.STAGES[name].code))) == [], name
+
+
+def test_every_entry_names_logic_that_exists_and_only_known_hooks():
+    """What the generic flow calls by name: a misspelt hook would be silently skipped, so none is allowed."""
+    from flows.stage import HOOKS, logic, resolve
+
+    for s in stages.TABLE:
+        assert all(callable(resolve(f)) for f in (s.run, s.chunk, s.ui) if f), s.name
+        mod = logic(s.name)
+        assert hasattr(mod, "stage_rows") == bool(s.ui), s.name
+        own = {k for k, v in vars(mod).items() if k.lower().startswith("stage_")
+               and not (callable(v) and v.__module__ != mod.__name__)}   # not an imported function
+        assert own - {s.run.partition(":")[2]} <= set(HOOKS), s.name
 
 
 def test_an_indirect_and_a_function_level_import_are_found(tmp_path):
@@ -67,7 +140,7 @@ def test_the_cache_key_hashes_the_code_dvc_tracks(stage):
     from flows.common import code_hash
 
     deps = [d for d in _declared(stage) if not d.startswith(("data/", "metrics/", "prompts", "params", "${"))]
-    files = [f for f in codedeps.code_files(stages.STAGES[stage].module)]
+    files = codedeps.code_files(stages.STAGES[stage].code)
     assert all(_covered(f, deps) for f in files)
     assert code_hash(stage) == tree_hash([ROOT / f for f in files])
 
@@ -106,7 +179,7 @@ def test_per_rm_stages_fan_out_over_scoring_rms():
         group = stages.STAGES[name].foreach   # scoring.rms, or benchmarks for bench_score
         assert spec[name]["foreach"] == f"${{{group}}}"
         assert f"{group}.${{key}}" in spec[name]["do"]["params"], "a key's stage depends on its own entry only"
-        assert spec[name]["do"]["cmd"] == f"python -m flows.{name} ${{key}}"
+        assert spec[name]["do"]["cmd"] == f"python -m flows.stage {name} ${{key}}"
     assert [n for n in stages.PER_RM if stages.STAGES[n].foreach != "scoring.rms"] == ["bench_score"]
 
 
@@ -119,4 +192,3 @@ def test_layout_paths_are_the_table_outputs():
         declared = {e if isinstance(e, str) else next(iter(e)) for k in ("outs", "metrics", "plots")
                     for e in entry.get(k) or []}
         assert declared == set(s.out().values()), s.name
-        assert Path(ROOT / f"flows/{s.name}.py").exists()

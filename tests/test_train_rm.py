@@ -151,7 +151,8 @@ def test_no_pairs_in_the_training_splits_is_a_config_error(tmp_path):
 @pytest.mark.timeout(300)
 def test_flow_caches_and_retrains_identically_when_the_model_is_removed(tmp_path, monkeypatch, prefect_harness):
     from flows.common import main
-    from flows.train_rm import train_rm_flow
+    from flows.stage import flow_of
+    train_rm_flow = flow_of("train_rm")
 
     toy_project(tmp_path)
     params = yaml.safe_load((ROOT / "params.yaml").read_text())

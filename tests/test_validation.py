@@ -143,7 +143,7 @@ def test_stage_command_prints_no_traceback(tmp_path, stage_server):
     params["ingest"] = ingest_params(tmp_path / "data")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT), **stage_server.client_env()}
-    proc = subprocess.run([sys.executable, "-m", "flows.ingest"], cwd=tmp_path, env=env,
+    proc = subprocess.run([sys.executable, "-m", "flows.stage", "ingest"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=180)
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr + proc.stdout

@@ -64,7 +64,7 @@ def test_a_failing_stage_fails_the_same_way(server, tmp_path):
     raised = _client(sock, tmp_path, "tests.fakes.warm_probe", "raise")
     assert raised.returncode == 1 and "RuntimeError: the probe failed" in raised.stderr
     (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
-    bad = _client(sock, tmp_path, "flows.score", "no-such-rm")   # the early params check runs in the fork
+    bad = _client(sock, tmp_path, "flows.stage", "score", "no-such-rm")   # the early params check runs in the fork
     assert bad.returncode == 1
     assert bad.stderr.strip().splitlines()[-1].startswith("scoring.rms: unknown name 'no-such-rm'")
     assert "Traceback" not in bad.stderr
@@ -117,7 +117,7 @@ def test_code_edited_after_the_server_started_is_refused(monkeypatch):
     code = warm_server.project_files(root)
     assert code, "the project's modules are tracked"
     env = dict(os.environ)
-    request = {"module": "flows.score", "args": [], "env": env}
+    request = {"module": "flows.stage", "args": ["score"], "env": env}
     assert warm_server.refusal(request, env, code, root) is None
     stale = {**code, next(iter(code)): (0, 0)}
     assert warm_server.refusal(request, env, stale, root).startswith("project code changed since the warm server started")

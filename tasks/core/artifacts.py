@@ -84,6 +84,12 @@ def replace_dir(src: Path, dst: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def existing(paths: dict) -> dict:
+    """The entries of {name: path} whose file or folder exists: e.g. the outputs of the RMs in params that
+    have run (a removed RM's stale file is not among them)."""
+    return {k: v for k, v in paths.items() if Path(v).exists()}
+
+
 def file_hash(path: str | Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

@@ -1,12 +1,14 @@
-"""A stage's code, read off the code: the project modules its flow imports, directly or not
-(an AST walk, function-level imports included), the packages they sit in, and the package data
-(non-Python files, e.g. templates) of those packages. dvc.yaml's code deps and the Prefect cache
+"""A stage's code, read off the code: the project modules its run executes (the generic flow and the
+modules its table entry names, `Stage.code`) and what they import, directly or not (an AST walk,
+function-level imports included), the packages they sit in, and the package data (non-Python files,
+e.g. templates) of those packages. dvc.yaml's code deps and the Prefect cache
 key both come from here, so neither can go stale when an import is added."""
 from __future__ import annotations
 
 import ast
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterable
 
 ROOT = Path(__file__).resolve().parents[2]   # tasks/core/codedeps.py -> the project root
 PACKAGES = ("flows", "tasks")
@@ -80,9 +82,10 @@ def _closure(root: Path, module: str) -> tuple[str, ...]:
     return tuple(sorted(rel - set(DECLARATIONS)))
 
 
-def code_files(module: str, root: Path = ROOT) -> list[str]:
-    """Files (relative to the project root) that running `python -m <module>` executes or reads as code."""
-    return list(_closure(Path(root), module))
+def code_files(modules: str | Iterable[str], root: Path = ROOT) -> list[str]:
+    """Files (relative to the project root) that running these modules executes or reads as code."""
+    names = [modules] if isinstance(modules, str) else list(modules)
+    return sorted(set().union(*(_closure(Path(root), m) for m in names)))
 
 
 def collapse(files: list[str], root: Path = ROOT) -> list[str]:

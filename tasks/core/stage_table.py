@@ -1,9 +1,14 @@
 """The stage table: every stage declared once. dvc.yaml is generated from it (`prbench dag --write`),
 the in-process pipeline runs it in this order, flows read their inputs and params from it, and the
-tests check against it. A stage's code deps are not listed here: they are read off its flow's
-imports (tasks/core/codedeps.py). Artifact paths live in tasks/core/layout.py; a stage names which are its own.
+tests check against it. Every stage runs through the one generic flow (`python -m flows.stage <name>
+[<key>]`, flows/stage.py), which calls the logic the entry names by dotted string (`run`, and `chunk` for
+a stage whose chunks go to the task runner): the table imports none of it. A stage's code deps are not
+listed here: they are read off the imports of the modules it runs (`Stage.code`, tasks/core/codedeps.py).
+Artifact paths live in tasks/core/layout.py; a stage names which are its own.
 
-Fields: `inputs` are other stages' outputs the run function reads (by name); `deps` further data it
+Fields: `run` is the stage's logic, "module:function", called (params, [key,] inputs, out); its module
+may hold the small functions that tell the generic flow what else differs (flows/stage.py lists them).
+`inputs` are other stages' outputs the run function reads (by name); `deps` further data it
 reads (folders, `${params.key}` paths); `params` the keys it reads — its DVC params and its Prefect
 cache key, so a key missing here is a key the stage cannot see. Per-RM stages (`per_rm`) run once per
 `scoring.rms` entry (a DVC foreach), `${key}` standing for the RM's name."""
@@ -14,6 +19,8 @@ from dataclasses import dataclass, field
 from tasks.core import layout, rm_labels
 
 KEY = "${key}"   # the RM's name in a per-RM stage (DVC's foreach key)
+FLOW = "flows.stage"     # the one stage flow: `python -m flows.stage <name> [<key>]`
+RUNNER = "flows.runner"  # where a chunked stage's chunks run (a Prefect task runner)
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,14 @@ class Stage:
     tracked: tuple = ()                # outs kept in git (DVC `cache: false`), like metrics and plots: a clone
                                        # shows the last committed run at once, with no DVC remote
     foreach: str = "scoring.rms"       # per-key stages: the params mapping DVC fans out over (${key} = one name)
+    run: str = ""                      # the logic: "module:function", called (params, [key,] inputs, out)
+    chunk: str | None = None           # a chunked stage's per-chunk function: run gets `map_chunks` (flows/runner.py)
+    ui: str | None = None              # the Prefect UI's table of its results: a flows/ui.py function, given the
+                                       # rows of its module's `stage_rows(out)`
+
+    def __post_init__(self):
+        if ":" not in self.run:
+            raise ValueError(f"stage {self.name}: run= must name its logic as 'module:function'")
 
     @property
     def key_arg(self) -> str:
@@ -38,8 +53,16 @@ class Stage:
         return "rm" if self.foreach == "scoring.rms" else "benchmark"
 
     @property
-    def module(self) -> str:
-        return f"flows.{self.name}"
+    def code(self) -> tuple[str, ...]:
+        """The modules a run of the stage executes: the generic flow, the logic the entry names, the runner
+        of a chunked stage. Its code deps are the closure of their imports; no other stage's logic is in it."""
+        named = [f.partition(":")[0] for f in (self.run, self.chunk, self.ui) if f]
+        return tuple(dict.fromkeys([FLOW, *named, *([RUNNER] if self.chunk else [])]))
+
+    @property
+    def cmd(self) -> str:
+        """dvc.yaml's command: the generic flow on this stage (and ${key}, one RM or entry, when per key)."""
+        return f"python -m {FLOW} {self.name}" + (f" {KEY}" if self.per_rm else "")
 
     def out(self, rm: str | None = None) -> dict:
         return self.outputs(rm if rm is not None else KEY) if self.per_rm else dict(self.outputs)
@@ -67,72 +90,89 @@ RL_EVAL_PARAMS = ("eval", *RL_PROMPT_KEYS)   # a per-key stage's own params entr
 
 TABLE = (
     Stage("ingest", "LaMP-QA (hub or files) -> questions, profiles, reference pairs, quarantine",
-          layout.INGEST, deps=("${ingest.path}",), params=("ingest",)),
+          layout.INGEST, deps=("${ingest.path}",), params=("ingest",),
+          run="tasks.stages.ingest:stage_run"),
     Stage("profiles", "retrieval: each user's past posts ranked for the question, the profile text RMs see",
           layout.PROFILES, inputs={"questions": I["questions"], "profiles": I["profiles"]},
-          params=("common", "profiles")),
+          params=("common", "profiles"),
+          run="tasks.stages.profiles:stage_run"),
     Stage("rubrics", "the planner: aspects a user expects, from the question and top posts only",
           layout.RUBRICS, inputs={"questions": I["questions"], "ranked_profile": P["ranked_profile"]},
-          deps=("${rubrics.prompt}",), params=("common", "llms", "rubrics")),
+          deps=("${rubrics.prompt}",), params=("common", "llms", "rubrics"),
+          run="tasks.stages.rubrics:run"),
     Stage("pairs", "chosen / rejected answers (generated or reference), judged against the gold rubric",
           layout.PAIRS, inputs={"questions": I["questions"], "reference_pairs": I["pairs"],
                                 "ranked_profile": P["ranked_profile"]},
           deps=("${pairs.chosen_prompt}", "${pairs.rejected_prompt}", "${pairs.judge.prompt}"),
-          params=("common", "llms", "pairs")),
+          params=("common", "llms", "pairs"),
+          run="tasks.stages.pairs:run"),
     Stage("generic_pairs", "the baseline benchmark: same chosen, a non-personalised rejected",
           layout.GENERIC_PAIRS, inputs={"questions": I["questions"], "selected_pairs": PA["selected_pairs"]},
           deps=("${generic_pairs.prompt}", "${pairs.judge.prompt}"),
-          params=("common", "llms", "generic_pairs", "pairs.judge")),
+          params=("common", "llms", "generic_pairs", "pairs.judge"),
+          run="tasks.stages.generic_pairs:run"),
     Stage("train_rm", "the embedded default's trained, profile-aware RM (Bradley-Terry on the train pairs)",
           layout.TRAIN_RM, inputs={"selected_pairs": PA["selected_pairs"], **SCORING_INPUTS},
-          params=("common", "train_rm", "scoring.splits")),   # train_rm.splits may not overlap the scored split
+          params=("common", "train_rm", "scoring.splits"),   # train_rm.splits may not overlap the scored split
+          run="tasks.stages.train_rm:run"),
     Stage("score", "one RM over the benchmarks x profile strategies: adding an RM runs only score@<it> + reports",
           layout.scores, inputs={"selected_pairs": PA["selected_pairs"], "generic_pairs": layout.GENERIC_PAIRS[
               "generic_pairs"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
           params=("common", "llms", "scoring.splits", "scoring.per_domain_limit", "scoring.benchmarks",
-                  "scoring.strategies", "scoring.generic_strategies", f"scoring.rms.{KEY}", "scale.chunk_size")),
+                  "scoring.strategies", "scoring.generic_strategies", f"scoring.rms.{KEY}", "scale.chunk_size"),
+          run="tasks.stages.score:run", chunk="tasks.stages.score:score_chunk"),
     Stage("bench_score", "one `benchmarks:` entry through the list-wise scorer, each RM it lists: adding a "
                          "benchmark runs only bench_score@<it> + the reports", layout.bench_scores,
           deps=(ITEM_PATH, *RM_DEPS), per_rm=True, foreach="benchmarks",
           params=("common", "llms", f"benchmarks.{KEY}", "scoring.rms", "leaderboard.tie_policy",
-                  "leaderboard.bootstrap", "leaderboard.ci", "scale.chunk_size")),
+                  "leaderboard.bootstrap", "leaderboard.ci", "scale.chunk_size"),
+          run="tasks.stages.benchmarks.stage:stage_run"),
     Stage("leaderboard", "accuracy with bootstrap CIs per RM x strategy x domain, ties and invalid counted",
           layout.LEADERBOARD, deps=(layout.SCORES_DIR,),
           params=("common.seed", "scoring.rms", "scoring.benchmarks", "leaderboard", "llms", *LABELS),
-          plot_axes={layout.LEADERBOARD["plot_data"]: {"x": "rm", "y": "accuracy"}}),
+          plot_axes={layout.LEADERBOARD["plot_data"]: {"x": "rm", "y": "accuracy"}},
+          run="tasks.stages.leaderboard:run", ui="flows.ui:leaderboard"),
     Stage("human_eval", "the paper's validity check: humans (or an LLM proxy) rate both answers",
           layout.HUMAN_EVAL, inputs={"pairs": PA["selected_pairs"], "questions": I["questions"],
                                      "profile_context": P["profile_context"]},
-          deps=("data/human_eval/input", "${human_eval.proxy_prompt}"), params=("common", "llms", "human_eval")),
+          deps=("data/human_eval/input", "${human_eval.proxy_prompt}"), params=("common", "llms", "human_eval"),
+          run="tasks.stages.human_eval.stage:run"),
     Stage("bon_sample", "downstream Best-of-N: the policy writes N answers per test question",
           layout.BON_SAMPLE, inputs={"questions": I["questions"], "ranked_profile": P["ranked_profile"]},
-          deps=("${bon.prompt}",), params=("common", "llms", *(f"bon.{k}" for k in BON_SAMPLE_PARAMS))),
+          deps=("${bon.prompt}",), params=("common", "llms", *(f"bon.{k}" for k in BON_SAMPLE_PARAMS)),
+          run="tasks.downstream.bon.sample:run"),
     Stage("bon_judge", "the rubric judge scores every distinct answer once (RM-independent)",
           layout.BON_JUDGE, inputs={"questions": I["questions"], "samples": layout.BON_SAMPLE["samples"]},
           deps=("${bon.judge.prompt}",),
-          params=("common", "llms", *(f"bon.{k}" for k in BON_JUDGE_PARAMS))),
+          params=("common", "llms", *(f"bon.{k}" for k in BON_JUDGE_PARAMS)),
+          run="tasks.downstream.bon.judge_stage:run"),
     Stage("bon_score", "one RM scores every BoN answer, like score", layout.bon_scores,
           inputs={"samples": layout.BON_SAMPLE["samples"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
           params=("common", "llms", *(f"bon.{k}" for k in BON_SCORE_PARAMS), f"scoring.rms.{KEY}",
-                  "scale.chunk_size", "bon.splits", "rubrics.splits")),   # a planner strategy needs rubrics for them
+                  "scale.chunk_size", "bon.splits", "rubrics.splits"),   # a planner strategy needs rubrics for them
+          run="tasks.downstream.bon.select:run", chunk="tasks.downstream.bon.select:score_chunk"),
     Stage("bon_report", "best-of-k per RM, oracle and random lines, CIs, the scaling curve", layout.BON_REPORT,
           inputs={"samples": layout.BON_SAMPLE["samples"], "judged": layout.BON_JUDGE["judged"]},
           deps=(layout.BON_SCORES_DIR,),
-          params=("common.seed", "scoring.rms", *(f"bon.{k}" for k in BON_REPORT_PARAMS))),
+          params=("common.seed", "scoring.rms", *(f"bon.{k}" for k in BON_REPORT_PARAMS)),
+          run="tasks.downstream.bon.report:run", ui="flows.ui:bon"),
     Stage("rl_train", "downstream RL: a policy trained with one RM as its only reward; outputs persist so "
                       "that editing rl.rms retrains only the RM it adds", layout.rl_train,
           inputs={"ranked_profile": P["ranked_profile"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
           persist=True, params=("common", "llms", *(f"rl.{k}" for k in RL_TRAIN_PARAMS), f"scoring.rms.{KEY}",
                                 "rubrics.splits"),
-          plot_axes={layout.rl_train(KEY)["plot_data"]: {"x": "step", "y": "reward_mean"}}),
+          plot_axes={layout.rl_train(KEY)["plot_data"]: {"x": "step", "y": "reward_mean"}},
+          run="tasks.downstream.rl.train:run"),
     Stage("rl_eval", "every trained policy and the untrained one answer the test questions; BoN's judge scores",
           layout.RL_EVAL, inputs={"questions": I["questions"], "ranked_profile": P["ranked_profile"]},
           deps=(layout.RL_POLICIES_DIR, "prompts"),
-          params=("common", "llms", "scoring.rms", *(f"rl.{k}" for k in RL_EVAL_PARAMS), "bon.judge")),
+          params=("common", "llms", "scoring.rms", *(f"rl.{k}" for k in RL_EVAL_PARAMS), "bon.judge"),
+          run="tasks.downstream.rl.evaluate:run"),
     Stage("correlation", "does the benchmark ranking of RMs predict their downstream ranking?",
           layout.CORRELATION, inputs={name: m["per_question"] for name, m in layout.DOWNSTREAM.items()},
           deps=(layout.SCORES_DIR, layout.BENCH_SCORES_DIR, "data/external"),
-          params=("common.seed", "scoring.rms", "scoring.benchmarks", "correlation", "llms", *LABELS)),
+          params=("common.seed", "scoring.rms", "scoring.benchmarks", "correlation", "llms", *LABELS),
+          run="tasks.downstream.correlation.stage:run", ui="flows.ui:correlation"),
     Stage("report", "the run on one self-contained page: open report/index.html in a browser", layout.REPORT,
           deps=("data/leaderboard/leaderboard.parquet", "metrics/leaderboard.json",
                 *(path for m in layout.DOWNSTREAM.values() for path in (*m["report"].values(), m["per_question"])),
@@ -142,7 +182,8 @@ TABLE = (
                 "metrics/scores", layout.BENCH_METRICS_DIR, I["questions"], I["pairs"], I["profiles"],
                 "params-paper.yaml", "params-regenerate.yaml", *layout.REPORT_CODE_VERSION),
           params=(),   # every group but serve's own (_report_params, below): the page lists what differs
-          tracked=(layout.REPORT["page"],)),
+          tracked=(layout.REPORT["page"],),
+          run="tasks.ops.report.stage:run"),
 )
 
 

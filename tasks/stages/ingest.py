@@ -211,3 +211,27 @@ def plot_profile_sizes(res: IngestResult, path) -> None:
     for q in res.questions:
         by_domain[q["domain"]].append(sizes[q["id"]])
     profile_sizes(dict(by_domain), path)
+
+
+# --- the stage as flows/stage.py runs it ------------------------------------------------------------
+
+def stage_run(params: dict, inputs: dict, out: dict) -> dict:
+    return run(params["ingest"], out)
+
+
+def source_key(s: dict):
+    """Local files: their content hash; hub data is not hashable up front: its id (+ the params). A path that
+    does not exist is the stage's error to report."""
+    import os
+
+    from tasks.core.artifacts import tree_hash
+
+    if s["source"] == "files" and os.path.exists(s.get("path") or ""):
+        return tree_hash([s["path"]])
+    return s.get("hub_id") if s["source"] == "hub" else s.get("path")
+
+
+def stage_cache_extra(params: dict, key: None) -> dict:
+    """The second source (RL prompts) is no declared dep: its content, or its hub id, keys the cache."""
+    p = params["ingest"]
+    return {"rl_prompts": source_key(p["rl_prompts"]) if p.get("rl_prompts") else None}

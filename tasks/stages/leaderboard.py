@@ -283,3 +283,18 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     plot_domains(rows, p["heatmap_strategy"], out["plot_heatmap"])
     write_plot_data(rows, out["plot_data"])
     return metrics
+
+
+def stage_inputs(params: dict, key: None, declared: dict) -> dict:
+    """(flows/stage.py) {rm: scores path} for the RMs in params that were scored."""
+    from tasks.core import layout
+    from tasks.core.artifacts import existing
+    return existing({rm: layout.scores(rm)["scores"] for rm in sorted(params["scoring"]["rms"])})
+
+
+def stage_rows(out: dict) -> list[dict]:
+    from tasks.core.artifacts import read_table
+    return read_table(out["leaderboard"], "leaderboard").to_pylist()
+
+
+def stage_summary(out: dict, metrics: dict) -> str: return format_table(stage_rows(out))  # noqa: E704

@@ -88,3 +88,8 @@ def run(p: dict, common: dict, inputs: dict, out: dict) -> dict:
         metrics["run"] = {"embeddings": {"cache_hits": cache.hits, "encoded": cache.misses}}
     write_metrics(metrics, out["metrics"])
     return metrics
+
+
+def stage_run(params: dict, inputs: dict, out: dict) -> dict:
+    """The stage as flows/stage.py runs it."""
+    return run(params["profiles"], params["common"], inputs, out)

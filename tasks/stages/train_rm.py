@@ -152,3 +152,24 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
                "model_hash": tree_hash([target]), "run": {"seconds": round(time.perf_counter() - start, 1)}}
     write_metrics(metrics, out["metrics"])
     return metrics
+
+
+# --- the stage as flows/stage.py runs it ------------------------------------------------------------
+# no log_prints: Prefect's print-to-log would catch the disassembly dill prints into its own captured
+# stdout while `datasets` fingerprints a function (bytecode lines in the log, and dill sees no globals)
+STAGE_LOG_PRINTS = False
+
+
+def stage_inputs(params: dict, key: None, declared: dict) -> dict:
+    """Only the planner strategy reads the inferred rubrics: the others do not retrain when they change."""
+    inputs = dict(declared)
+    if params["train_rm"]["strategy"] != "planner":
+        inputs.pop("inferred_rubrics")
+    return inputs
+
+
+def stage_cache_extra(params: dict, key: None) -> dict:
+    """The backbone's local weights hash: new weights, new run."""
+    from tasks.models.encoders import resolve_model
+
+    return {"backbone": resolve_model(params["train_rm"]["backbone"])[1]}

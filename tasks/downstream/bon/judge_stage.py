@@ -7,21 +7,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from tasks.downstream.judging import distinct_answers, judge_once
+
 
 def candidates(samples: list[dict]) -> list[tuple[str, str, str]]:
     """Distinct (question_id, answer_hash, text) of the valid samples, in a fixed order.
     The same text under two questions is two candidates: each has its own rubric."""
-    seen = {(r["question_id"], r["answer_hash"]): r["text"] for r in samples if r["valid"]}
-    return [(q, h, t) for (q, h), t in sorted(seen.items())]
+    return [(q, h, t) for (q, h), t in distinct_answers(samples)]
 
 
 def judge_candidates(samples: list[dict], questions: dict[str, dict], judge) -> list[dict]:
-    todo = candidates(samples)
-    verdicts = judge.judge([(questions[q], text) for q, _, text in todo])
+    verdicts = judge_once(samples, questions, judge)
     identity = judge.identity()
     return [{"answer_hash": h, "question_id": q, "judge_score": v.score, "per_aspect": v.per_aspect,
              "valid": v.score is not None, "judge": identity, "judge_raw": v.raw}
-            for (q, h, _), v in zip(todo, verdicts)]
+            for (q, h), v in verdicts.items()]
 
 
 def judge_metrics(rows: list[dict], samples: list[dict], questions: dict[str, dict] | None = None) -> dict:

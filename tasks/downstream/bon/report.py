@@ -6,7 +6,6 @@ The curve and plot report `expected` (every size-k subset: lower variance); `fir
 release's rule) is kept beside it in both tables for comparison."""
 from __future__ import annotations
 
-import warnings
 from collections import defaultdict
 
 import numpy as np
@@ -14,6 +13,7 @@ import numpy as np
 from tasks.downstream.bon.select import METHODS, best_of_k, pool_size, uniform_pick, usable
 from tasks.core.determinism import stable_rng
 from tasks.core.errors import ConfigError
+from tasks.downstream.judging import bootstrap_means, percentile_ci
 
 ORACLE, RANDOM, ALL = "(oracle)", "(random)", "all"
 REPORTED = "expected"
@@ -62,16 +62,11 @@ def _r6(x):
     return None if x is None or np.isnan(x) else round(float(x), 6)
 
 
-def _bootstrap_ci(values, mask, b: int, ci: float, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile CI of the mean at every k. One resample of questions per replicate, shared by
-    every k, drawn as multinomial counts (O(b × questions) memory)."""
+def _bootstrap_ci(values, b: int, ci: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile CI of the mean at every k (a column), over resamples of the questions shared by every k."""
     if not b:
         return np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
-    counts = rng.multinomial(len(values), np.full(len(values), 1 / len(values)), size=b)
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)   # a k no question reaches: all-NaN, left null
-        boot = (counts @ np.nan_to_num(values)) / (counts @ mask)
-        return tuple(np.nanquantile(boot, [(1 - ci) / 2, (1 + ci) / 2], axis=0))
+    return percentile_ci(bootstrap_means(values, b, rng), ci)
 
 
 def curve_rows(per_question: list[dict], ks, b: int, ci: float, seed: int) -> list[dict]:
@@ -85,7 +80,7 @@ def curve_rows(per_question: list[dict], ks, b: int, ci: float, seed: int) -> li
         mask = ~np.isnan(values)
         n = mask.sum(axis=0)
         mean = np.where(n > 0, np.nansum(values, axis=0) / np.maximum(n, 1), np.nan)
-        lo, hi = _bootstrap_ci(values, mask, b, ci, stable_rng(seed, "bon", domain))
+        lo, hi = _bootstrap_ci(values, b, ci, stable_rng(seed, "bon", domain))
         for j, k in enumerate(ks):
             out.append({"rm": line, "domain": domain, "k": k, "method": method, "judge_score": _r6(mean[j]),
                         "ci_low": _r6(lo[j]), "ci_high": _r6(hi[j]), "gain_over_k1": _r6(mean[j] - mean[0]),
@@ -164,3 +159,19 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     write_metrics(metrics, out["metrics"])
     plot_curve(curve, ks, n, float(p["ci"]), out["plot"])
     return metrics
+
+
+# --- the stage as flows/stage.py runs it ------------------------------------------------------------
+
+def stage_inputs(params: dict, key: None, declared: dict) -> dict:
+    """Samples, verdicts, and the scores of the RMs in params that were scored."""
+    from tasks.core.artifacts import existing
+    from tasks.downstream import bon
+
+    return {**declared, "scores": existing({rm: bon.scores(rm)["scores"] for rm in sorted(params["scoring"]["rms"])})}
+
+
+def stage_rows(out: dict) -> list[dict]:
+    from tasks.core.artifacts import read_table
+
+    return read_table(out["curve"], "bon_curve").to_pylist()

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+from tasks.downstream.judging import distinct_answers
+
 Candidate = tuple[int, float]   # (sample_index, score used for the pick)
 METHODS = ("first_k", "expected")
 
@@ -75,11 +77,6 @@ def pointwise_capable(rm) -> bool:
     return type(rm).score_answers is not RewardModel.score_answers
 
 
-def candidates(samples: list[dict]) -> list[tuple[tuple[str, str], str]]:
-    """((question_id, answer_hash), text) of each distinct valid answer, sorted: what an RM scores."""
-    return sorted({(r["question_id"], r["answer_hash"]): r["text"] for r in samples if r["valid"]}.items())
-
-
 def sample_rows(rm_name: str, strategy: str, samples: list[dict], by_key: dict) -> list[dict]:
     """One row per sample from {(question_id, answer_hash): AnswerScore-like (score, truncated)}."""
     rows = []
@@ -93,7 +90,7 @@ def sample_rows(rm_name: str, strategy: str, samples: list[dict], by_key: dict) 
 
 def score_candidates(rm, strategy: str, samples: list[dict], questions: dict, context: dict) -> list[dict]:
     """One row per sample; each distinct (question, answer) is scored once."""
-    todo = candidates(samples)
+    todo = distinct_answers(samples)
     scored = rm.score_answers([(questions[q]["question"], context[q], text) for (q, _), text in todo]) if todo else []
     by_key = {key: (s.score, s.truncated) for (key, _), s in zip(todo, scored)}
     return sample_rows(rm.name, strategy, samples, by_key)
@@ -110,7 +107,7 @@ def plan(params: dict, rm_name: str, inputs: dict) -> list[dict]:
         raise ConfigError(f"scoring.rms: {did_you_mean(rm_name, rms)}")
     if not pointwise_kind(rms[rm_name]):
         return []
-    n = len(candidates(chunks.rows(inputs["samples"], "bon_samples")))
+    n = len(distinct_answers(chunks.rows(inputs["samples"], "bon_samples")))
     return [{"start": a, "stop": b} for a, b in chunks.slices(n, chunks.chunk_size(params))]
 
 
@@ -126,7 +123,7 @@ def score_chunk(params: dict, rm_name: str, inputs: dict, chunk: dict | None, ke
         why = f"{rm.kind}: pairwise-only, no score for an answer on its own"
     elif chunk:
         strategy = bon_params(params, SCORE_PARAMS)["strategy"]
-        todo = candidates(chunks.rows(inputs["samples"], "bon_samples"))[chunk["start"]:chunk["stop"]]
+        todo = distinct_answers(chunks.rows(inputs["samples"], "bon_samples"))[chunk["start"]:chunk["stop"]]
         questions = {q["id"]: q for q in chunks.rows(inputs["questions"], "questions")}
         context = chunks.contexts(strategy, inputs["questions"], inputs["profile_context"],
                                   inputs.get("inferred_rubrics"))

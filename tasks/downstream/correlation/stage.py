@@ -15,7 +15,7 @@ from tasks.downstream.correlation import paired
 from tasks.downstream.correlation.resample import METHOD
 from tasks.downstream.correlation.sides import Side, load_benchmarks, load_external, load_list_benchmarks, null_baselines  # noqa: F401,E501
 from tasks.downstream.correlation.methods import DOWNSTREAM
-from tasks.downstream.correlation.table import format_table, plot  # noqa: F401 - the flow prints the table
+from tasks.downstream.correlation.table import format_table, plot
 from tasks.core.errors import ConfigError
 
 REQUIRED = ("strategy", "split", "benchmarks", "tie_policy", "downstream", "bon_method", "rbo_p", "bootstrap",
@@ -190,3 +190,29 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     write_metrics(metrics, out["metrics"])
     plot(points, rows, p["min_rms"], out["plot"])
     return metrics
+
+
+# --- the stage as flows/stage.py runs it ------------------------------------------------------------
+
+def stage_inputs(params: dict, key: None, declared: dict) -> dict:
+    """The scores of the RMs in params that were scored, every benchmark's, each downstream asked for."""
+    from pathlib import Path
+
+    from tasks.core import layout
+    from tasks.core.artifacts import existing
+
+    scores = existing({rm: layout.scores(rm)["scores"] for rm in sorted(params["scoring"]["rms"])})
+    root = Path(layout.BENCH_SCORES_DIR)   # every bench_score output (one folder per `benchmarks:` entry)
+    bench = {d.name: str(d) for d in sorted(root.iterdir()) if d.is_dir()} if root.is_dir() else {}
+    return {"scores": scores, "bench_scores": bench,
+            **{k: (v if k in params["correlation"]["downstream"] else None) for k, v in declared.items()}}
+
+
+def stage_rows(out: dict) -> list[dict]:
+    from tasks.core.artifacts import read_table
+
+    return read_table(out["correlation"], "correlation").to_pylist()
+
+
+def stage_summary(out: dict, metrics: dict) -> str:
+    return format_table(stage_rows(out))

@@ -16,6 +16,7 @@ import numpy as np
 
 from tasks.core.determinism import stable_rng
 from tasks.core.errors import ConfigError
+from tasks.downstream.judging import bootstrap_means, judge_once, percentile_ci
 from tasks.downstream.rl import EVAL_PARAMS, TRAINED, rl_params
 
 BASELINE = "(untrained)"
@@ -51,13 +52,12 @@ def answer(llm, name: str, questions: list[dict], prompts: list[list[dict]], e: 
 def judge_answers(rows: list[dict], questions: dict[str, dict], judge) -> int:
     """Fill judge_score (the verdict; None when unparseable) and score (what counts: the verdict, or MIN_SCORE
     for an invalid answer or an unparseable verdict) in place; each distinct answer is judged once."""
-    todo = sorted({(r["question_id"], r["answer_hash"]): r["text"] for r in rows if r["valid"]}.items())
-    verdicts = judge.judge([(questions[q], text) for (q, _), text in todo]) if todo else []
-    scores = {key: v.score for (key, _), v in zip(todo, verdicts)}
+    verdicts = judge_once(rows, questions, judge)
     for r in rows:
-        r["judge_score"] = scores.get((r["question_id"], r["answer_hash"])) if r["valid"] else None
+        v = verdicts.get((r["question_id"], r["answer_hash"])) if r["valid"] else None
+        r["judge_score"] = None if v is None else v.score
         r["score"] = MIN_SCORE if r["judge_score"] is None else r["judge_score"]
-    return len(todo)
+    return len(verdicts)
 
 
 def _r6(x):
@@ -76,11 +76,9 @@ def summarise(rows: list[dict], lines: list[str], manifests: dict, b: int, ci: f
     mean = values.mean(axis=1) if qids else np.full(len(lines), np.nan)
     lo = hi = glo = ghi = np.full(len(lines), np.nan)
     if b and qids:
-        counts = stable_rng(seed, "rl_eval", "bootstrap").multinomial(len(qids), np.full(len(qids), 1 / len(qids)),
-                                                                      size=b)
-        boot = counts @ values.T / len(qids)                     # resamples × policies, the same resamples for all
-        lo, hi = np.quantile(boot, [(1 - ci) / 2, (1 + ci) / 2], axis=0)
-        glo, ghi = np.quantile(boot - boot[:, [base]], [(1 - ci) / 2, (1 + ci) / 2], axis=0)
+        boot = bootstrap_means(values.T, b, stable_rng(seed, "rl_eval", "bootstrap"))   # resamples × policies
+        lo, hi = percentile_ci(boot, ci)
+        glo, ghi = percentile_ci(boot - boot[:, [base]], ci)   # paired: the same resamples for both rows
     out = []
     for i, name in enumerate(lines):
         mine = [r for r in rows if r["rm"] == name]
@@ -133,6 +131,32 @@ def _policies(name: str, manifest: dict, ckpt: str, questions: list[dict]) -> li
     return [(d, [q for q in questions if q["domain"] == d]) for d in needed]
 
 
+def _trained(manifests: dict, base_id: str, eval_splits) -> list[str]:
+    """The RMs whose policy was trained (in RM order), refusing a checkpoint of another base model or one
+    trained on an evaluated split."""
+    stale = [rm for rm, m in manifests.items() if m["status"] == TRAINED and m["base"] != base_id]
+    if stale:
+        raise ConfigError(f"rl.policy: the checkpoint of '{stale[0]}' was trained from {manifests[stale[0]]['base']}, "
+                          f"not {base_id}; rerun rl_train")
+    trained = [rm for rm, m in manifests.items() if m["status"] == TRAINED]
+    seen = [(rm, s) for rm in trained for s in manifests[rm]["train"]["splits"] if s in eval_splits]
+    if seen:   # a policy judged on the questions it was trained on says nothing about the RM
+        raise ConfigError(f"rl.eval.splits: '{seen[0][1]}' is also a split '{seen[0][0]}' was trained on "
+                          "(rl.train.splits); evaluate on held-out questions")
+    return trained
+
+
+def _summary(table: list[dict], manifests: dict, e: dict) -> dict:
+    """metrics/rl.json's account of the policies: how they answered, each one's row, why others have none."""
+    keep = ("algorithm", "mean_score", "ci_low", "ci_high", "gain_over_baseline", "gain_ci_low", "gain_ci_high",
+            "questions", "scored", "invalid_answers", "unparseable_verdicts", "reward_failures")
+    return {"decoding": "greedy" if not e.get("temperature") else f"sampled, temperature {e['temperature']}",
+            "invalid_score": MIN_SCORE,
+            "policies": {r["rm"]: {k: r[k] for k in keep} for r in table},
+            "not_trained": {rm: {"status": m["status"], "reason": m.get("reason")}
+                            for rm, m in manifests.items() if m["status"] != TRAINED}}
+
+
 def run(params: dict, inputs: dict, out: dict) -> dict:
     """inputs: questions, ranked_profile, policies ({rm: checkpoint folder} of the RMs in params)."""
     from tasks.core.artifacts import read_table, tree_hash, write_table
@@ -157,15 +181,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     prompt_of = dict(zip((q["id"] for q in questions), policy_prompts(questions, ranked, eval_prompt_params(p))))
     manifests = {rm: pol.read_manifest(f) for rm, f in sorted(inputs["policies"].items())}
     base_id = pol.base_identity(p["policy"])
-    stale = [rm for rm, m in manifests.items() if m["status"] == TRAINED and m["base"] != base_id]
-    if stale:
-        raise ConfigError(f"rl.policy: the checkpoint of '{stale[0]}' was trained from {manifests[stale[0]]['base']}, "
-                          f"not {base_id}; rerun rl_train")
-    trained = [rm for rm, m in manifests.items() if m["status"] == TRAINED]
-    seen = [(rm, s) for rm in trained for s in manifests[rm]["train"]["splits"] if s in e["splits"]]
-    if seen:   # a policy judged on the questions it was trained on says nothing about the RM
-        raise ConfigError(f"rl.eval.splits: '{seen[0][1]}' is also a split '{seen[0][0]}' was trained on "
-                          "(rl.train.splits); evaluate on held-out questions")
+    trained = _trained(manifests, base_id, e["splits"])
     plans = {rm: _policies(rm, manifests[rm], inputs["policies"][rm], questions) for rm in trained}   # fail fast
     base, kwargs = pol.base_folder(p["policy"], res.cache_dir)
     rows, stats = [], {}
@@ -187,16 +203,17 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     table = summarise(rows, lines, manifests, int(e["bootstrap"]), float(e["ci"]), seed)
     write_table(rows, out["answers"], "rl_answers")
     write_table(table, out["eval"], "rl_eval")
-    keep = ("algorithm", "mean_score", "ci_low", "ci_high", "gain_over_baseline", "gain_ci_low", "gain_ci_high",
-            "questions", "scored", "invalid_answers", "unparseable_verdicts", "reward_failures")
-    metrics = {"judge": judge.identity(), "base": base_id, "questions": len(questions),
-               "decoding": "greedy" if not e.get("temperature") else f"sampled, temperature {e['temperature']}",
-               "invalid_score": MIN_SCORE,
-               "policies": {r["rm"]: {k: r[k] for k in keep} for r in table},
-               "not_trained": {rm: {"status": m["status"], "reason": m.get("reason")}
-                               for rm, m in manifests.items() if m["status"] != TRAINED},
+    metrics = {"judge": judge.identity(), "base": base_id, "questions": len(questions), **_summary(table, manifests, e),
                "run": {"seconds": round(time.perf_counter() - start, 1), "judged_answers": judged, **stats,
                        **res.stats()}}
     write_metrics(metrics, out["metrics"])
     plot(table, float(e["ci"]), out["plot"])
     return metrics
+
+
+def stage_inputs(params: dict, key: None, declared: dict) -> dict:
+    """(flows/stage.py) The checkpoints of the RMs in params that were trained (or recorded as not)."""
+    from tasks.core import layout
+    from tasks.core.artifacts import existing
+
+    return {**declared, "policies": existing({rm: layout.rl_train(rm)["policy"] for rm in sorted(params["scoring"]["rms"])})}

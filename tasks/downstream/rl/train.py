@@ -185,3 +185,14 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
                "checkpoint": tree_hash([out["policy"]]), "run": {**counters, **res.stats()}}
     write_metrics(metrics, out["metrics"])
     return metrics
+
+
+# --- the stage as flows/stage.py runs it ------------------------------------------------------------
+STAGE_LOG_PRINTS = False   # as train_rm's: dill's captured disassembly would land in the log
+
+
+def stage_params(params: dict, rm: str, used: dict) -> dict:
+    """The cache key holds whether *this* RM is selected, not the whole list: listing another RM retrains nothing here."""
+    p = used["rl"]
+    p["rms"] = None if p["rms"] is None else ([rm] if selection(p, rm, params["scoring"]["rms"]) else [])
+    return used

@@ -101,3 +101,11 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     write_metrics(metrics, out["metrics"])
     plot(summaries, out["plot"])
     return metrics
+
+
+def stage_cache_extra(params: dict, key: None) -> dict:
+    """(flows/stage.py) The annotators' files and the key wherever params put them: a new file must miss the cache."""
+    from tasks.core.artifacts import tree_hash
+
+    p = params["human_eval"]
+    return {"annotations": tree_hash([p["raw_dir"], p["key"]])}
