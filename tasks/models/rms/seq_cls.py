@@ -179,7 +179,7 @@ class BradleyTerryRM(SeqClsRM):
         model = entry.get("model") or self.default_model()
         if not (Path(model) / "config.json").is_file():   # missing, or train_rm.splits: [] left a note only
             raise ConfigError(f"scoring.rms.{name}: no trained model at '{model}'; run the train_rm stage first "
-                              "(dvc repro train_rm, or python -m flows.train_rm) with train_rm.splits set")
+                              "(dvc repro train_rm, or python -m flows.stage train_rm) with train_rm.splits set")
         super().__init__(name, entry)
 
 
