@@ -10,8 +10,6 @@ flows/deploy.py is a thin wrapper; tests drive this directly and SIGKILL it at e
 A failure at 2 or 5 fails with one line and leaves the repo as it was."""
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,15 +19,11 @@ from tasks.params_edit import set_rm
 
 PARAMS = "params.yaml"
 STATE = release_txn.STATE
-HOLD = "PRBENCH_TXN_HOLD"   # tests: stop (and wait to be killed) at this named step
 
 
 def hold(root, point: str) -> None:
-    """Fault injection for the crash tests: at step `point`, say so in a file and wait for SIGKILL."""
-    if os.environ.get(HOLD) == point:
-        (repo_lock.state_dir(root) / f"held-{point}").write_text(str(os.getpid()))
-        while True:
-            time.sleep(1)
+    """Step `point` is reached. Nothing to do: the crash tests replace this in their driver process
+    (tests/test_release_crash.py) to stop here and be killed."""
 
 
 class ReleaseFailed(Exception):
