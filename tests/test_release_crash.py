@@ -1,13 +1,13 @@
 """score-rm is a transaction: SIGKILL it (its process group: the run, dvc and the stage process) at
-each step -- during the download, after the params edit, during `dvc repro`, after it, between the
-writes of the commit (registered.json written, files staged) and after the commit -- and the next
-release, or `prbench serve` starting, leaves the repo as before or as after (never between), `git
-status` clean once the release is scored again, registered.json consistent with params, and the
-release committed exactly once.
+each step -- during the download, after the params edit, at every stage boundary of `dvc repro` and
+mid-stage, after it, between the writes of the commit (registered.json written, files staged) and
+after the commit -- and the next release, or `prbench serve` starting, leaves the repo as before or
+as after (never between), `git status` clean once the release is scored again, registered.json
+consistent with params, and the release committed exactly once: never lost.
 
 The project is a toy DVC project with the real per-RM layout (data/scores/<rm>.parquet ignored and
 cached, metrics/scores/<rm>.json in git) and a report-like stage over every RM, so a crash run costs
-seconds; the driver is tasks/ops/release_score.py, the code score-rm runs."""
+seconds; the driver runs tasks/ops/release_score.py, the code score-rm runs, with the test's stops patched in."""
 import json
 import os
 import shutil
@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
-from tests.serve_project import env, git, wait_for
+from tests.serve_project import env, git, kill_group, wait_for
 
 pytestmark = pytest.mark.slow
 DVC = str(Path(sys.executable).with_name("dvc"))
@@ -66,24 +66,39 @@ pathlib.Path(f"data/scores/{rm}.parquet").write_text(f"scores of {rm}")
 pathlib.Path(f"metrics/scores/{rm}.json").write_text(json.dumps({"accuracy": len(rm) / 10}))
 """
 BOARD = """\
-import json, pathlib
+import json, os, pathlib, time
 rows = {p.stem: json.loads(p.read_text()) for p in sorted(pathlib.Path("metrics/scores").glob("*.json"))}
 pathlib.Path("data/leaderboard").mkdir(parents=True, exist_ok=True)
 pathlib.Path("data/leaderboard/leaderboard.parquet").write_text(json.dumps(sorted(rows)))
+if os.environ.get("TOY_HANG") == "leaderboard":   # killed mid-stage, its outputs half written
+    pathlib.Path("hanging").write_text(str(os.getpid()))
+    time.sleep(600)
 pathlib.Path("metrics/leaderboard.json").write_text(json.dumps(rows, sort_keys=True))
 """
+# score-rm as the flow runs it (tasks/ops/release_score.py); argv[2] names where it stops: a step of
+# release_score, "repro:<boundary>" of its dvc (tests/dvc_hook.py), or nowhere ("").
 DRIVER = """\
-import json, signal, sys
+import json, os, pathlib, signal, subprocess, sys, time, types
 
 def stop(*_):   # as Prefect's engine does in a flow run process: SIGTERM becomes an exception
     raise SystemExit(143)
 
 signal.signal(signal.SIGTERM, stop)
-from tasks.ops import release_score, releases
-from tasks.ops.repro import dvc
+from tasks.ops import release_score, releases, repro
 from tasks.core.errors import ConfigError
 r = json.loads(sys.argv[1])
+point = sys.argv[2]
 release = releases.Release(model=r["model"], revision=r["revision"], source="hub")
+
+def hold(root, step):   # release_score's step boundaries: mark, then wait for SIGKILL
+    if step == point:
+        pathlib.Path(root, "hanging").write_text(str(os.getpid()))
+        time.sleep(600)
+
+release_score.hold = hold
+if point.startswith("repro:"):   # tasks.ops.repro's dvc child: tests/dvc_hook.py in front of the real dvc
+    repro.subprocess = types.SimpleNamespace(PIPE=subprocess.PIPE, STDOUT=subprocess.STDOUT, Popen=lambda cmd, **kw:
+        subprocess.Popen([sys.executable, "dvc_hook.py", point.removeprefix("repro:"), *cmd[1:]], **kw))
 
 def prefetch(rel, entry):
     release_score.hold(".", "download")   # the crash test kills us here, "during the download"
@@ -92,7 +107,7 @@ def prefetch(rel, entry):
 
 entry = {"kind": "seq-cls", "model": r["model"], "revision": r["revision"]}
 try:
-    out = release_score.score(".", release, r["name"], entry, repro=lambda: dvc(".", "repro", log=lambda l: None),
+    out = release_score.score(".", release, r["name"], entry, repro=lambda: repro.dvc(".", "repro", log=lambda l: None),
                               prefetch=prefetch)
 except release_score.ReleaseFailed as exc:
     print(exc)
@@ -122,6 +137,7 @@ def toy(tmp_path_factory):
     (repo / "dvc.yaml").write_text(DVC_YAML)
     (repo / "score.py").write_text(SCORE)
     (repo / "board.py").write_text(BOARD)
+    shutil.copy(Path(__file__).with_name("dvc_hook.py"), repo / "dvc_hook.py")
     (repo / "params.yaml").write_text(textwrap.dedent("""\
         # the toy project's params: comments stay
         scoring:
@@ -144,26 +160,28 @@ def repo(toy, tmp_path):
     return dst
 
 
-def _run(repo, rel, **extra):
-    return subprocess.run([sys.executable, "-c", DRIVER, json.dumps(rel)], cwd=repo, env=_env(**extra),
-                          capture_output=True, text=True, timeout=240)
+def _driver(rel, point=""):   # its command line and environment to stop at `point` (see POINTS)
+    stage = point.removeprefix("during ")
+    hang = {"TOY_HANG": stage.partition("@")[2] or stage} if stage != point else {}   # score@<rm>: rm
+    return [sys.executable, "-c", DRIVER, json.dumps(rel), "" if hang else point], _env(**hang)
+
+
+def _run(repo, rel, point=""):
+    cmd, env = _driver(rel, point)
+    return subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=240)
 
 
 def _kill_at(repo, rel, point):
     """Start score-rm for `rel`, SIGKILL its whole process group at `point`."""
-    extra = {"TOY_HANG": rel["name"]} if point == "repro" else {"PRBENCH_TXN_HOLD": point}
-    proc = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(rel)], cwd=repo, env=_env(**extra),
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    marker = repo / "hanging" if point == "repro" else repo / ".git/prbench" / f"held-{point}"
+    cmd, env = _driver(rel, point)
+    proc = subprocess.Popen(cmd, cwd=repo, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    marker = repo / "hanging"
     try:
         wait_for(lambda: marker.exists() or proc.poll() is not None, 120, step=0.2, what=f"score-rm to reach {point}")
         assert proc.poll() is None, proc.stdout.read()
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+        kill_group(proc)
     marker.unlink(missing_ok=True)
 
 
@@ -199,7 +217,11 @@ def _consistent(repo, *rels):
     assert not list((repo / ".git/prbench/txn").glob("*.json")), "no journal left"
 
 
-POINTS = ["download", "downloaded", "edited", "repro", "reproduced", "state-written", "staged", "committed"]
+# every stage boundary of score-rm's `dvc repro` (score@random is unchanged: skipped), and mid-stage
+REPRO = ["repro:before score@random", "repro:after score@random",
+         *(f"{p} {stage}" for stage in ("score@rm-a", "leaderboard")
+           for p in ("repro:before", "during", "repro:ran", "repro:committed", "repro:after")), "repro:end"]
+POINTS = ["download", "downloaded", "edited", *REPRO, "reproduced", "state-written", "staged", "committed"]
 
 
 @pytest.mark.timeout(300)
@@ -214,7 +236,7 @@ def test_a_crash_then_the_next_release_scores_both_once(repo, point):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("point", ["edited", "repro", "reproduced", "state-written", "staged", "committed"])
+@pytest.mark.parametrize("point", ["edited", "during score@rm-a", "reproduced", "state-written", "staged", "committed"])
 def test_a_crash_then_serve_start_leaves_main_as_before_or_after(repo, point):
     _announce(repo, A)
     before, head, status = _tree(repo), git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
@@ -256,8 +278,9 @@ def test_a_stop_signal_mid_repro_rolls_back_before_exit(repo):
     run ends its dvc and stage processes and rolls back before it exits; the next run scores it once."""
     _announce(repo, A)
     before, status = _tree(repo), git(repo, "status", "--porcelain")
-    proc = subprocess.Popen([sys.executable, "-c", DRIVER, json.dumps(A)], cwd=repo, env=_env(TOY_HANG=A["name"]),
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cmd, env = _driver(A, "during score@rm-a")
+    proc = subprocess.Popen(cmd, cwd=repo, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
     try:
         wait_for(lambda: (repo / "hanging").exists() or proc.poll() is not None, 120, step=0.2, what="the stage")
         stage = int((repo / "hanging").read_text())

@@ -1,12 +1,20 @@
 """A stage's code, read off the code: the project modules its run executes (the generic flow and the
-modules its table entry names, `Stage.code`) and what they import, directly or not (an AST walk,
-function-level imports included), the packages they sit in, and the package data (non-Python files,
-e.g. templates) of those packages. dvc.yaml's code deps and the Prefect cache
-key both come from here, so neither can go stale when an import is added."""
+modules its table entry names, `Stage.code`) and what they import, directly or not (every import
+statement in their bytecode, function-level ones included), the packages they sit in, and the package
+data (non-Python files, e.g. templates) of those packages. dvc.yaml's code deps and the Prefect cache
+key both come from here, so neither can go stale when an import is added.
+
+Bytecode, not `ast.parse`: on CPython 3.11 building Python AST objects uses interpreter-wide state
+(gh-106905), so a parse that races another thread's fails ("AST constructor recursion depth
+mismatch"), and a flow run has such a thread (Prefect's heartbeat builds pydantic models, whose
+`inspect.signature` of a builtin parses). Compiling to bytecode builds none. A file is scanned once
+per content per process, one walk at a time (a lock), whichever thread asks."""
 from __future__ import annotations
 
-import ast
-from functools import lru_cache
+import dis
+import hashlib
+import threading
+import types
 from pathlib import Path
 from typing import Iterable
 
@@ -31,21 +39,44 @@ def _module_file(root: Path, module: str) -> Path | None:
     return None
 
 
-def _imported(root: Path, path: Path, module: str) -> set[str]:
+_LOCK = threading.Lock()   # one walk at a time: each file scanned once, the cache never torn
+_IMPORTS: dict[tuple[str, str], frozenset[str]] = {}   # (module, sha256 of its source) -> _scan's names
+
+
+def _import_ops(source: bytes, path: Path):
+    """(level, module, fromlist) of every import statement, function-level ones included: each
+    IMPORT_NAME takes its level and fromlist from the two constants loaded just before it
+    (EXTENDED_ARG, the prefix of an index over 255, is no instruction of its own here)."""
+    todo = [compile(source, str(path), "exec", dont_inherit=True)]
+    while todo:
+        code = todo.pop()
+        ops = [op for op in dis.get_instructions(code) if op.opname != "EXTENDED_ARG"]
+        for i, op in enumerate(ops):
+            if op.opname == "IMPORT_NAME":
+                yield ops[i - 2].argval, op.argval, ops[i - 1].argval
+        todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+
+
+def _scan(source: bytes, path: Path, module: str) -> frozenset[str]:
     """Every project module named by an import anywhere in the file (also `from pkg import mod`)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
-                base = ".".join([*parts, base] if base else parts)
-            names.add(base)
-            names.update(f"{base}.{a.name}" for a in node.names)
-    return {n for n in names if n.split(".")[0] in PACKAGES}
+    for level, base, fromlist in _import_ops(source, path):
+        if level:
+            parts = package.split(".")[:len(package.split(".")) - level + 1]
+            base = ".".join([*parts, base] if base else parts)
+        names.add(base)
+        names.update(f"{base}.{a}" for a in fromlist or ())
+    return frozenset(n for n in names if n.split(".")[0] in PACKAGES)
+
+
+def _imported(path: Path, module: str) -> frozenset[str]:
+    """_scan's answer for the file as it is now (the caller holds _LOCK)."""
+    source = path.read_bytes()
+    key = (module, hashlib.sha256(source).hexdigest())
+    if key not in _IMPORTS:
+        _IMPORTS[key] = _scan(source, path, module)
+    return _IMPORTS[key]
 
 
 def _package_data(package_dir: Path) -> list[Path]:
@@ -61,7 +92,6 @@ def _package_data(package_dir: Path) -> list[Path]:
     return out
 
 
-@lru_cache(maxsize=None)
 def _closure(root: Path, module: str) -> tuple[str, ...]:
     seen: dict[str, Path] = {}
     todo = [module]
@@ -73,7 +103,7 @@ def _closure(root: Path, module: str) -> tuple[str, ...]:
             if f is not None and cand not in seen:
                 seen[cand] = f
                 if f.relative_to(root).as_posix() not in DECLARATIONS:   # what they import serves declarations
-                    todo.extend(_imported(root, f, cand))
+                    todo.extend(_imported(f, cand))
     files = set(seen.values())
     for f in list(files):
         if f.name == "__init__.py":
@@ -83,9 +113,11 @@ def _closure(root: Path, module: str) -> tuple[str, ...]:
 
 
 def code_files(modules: str | Iterable[str], root: Path = ROOT) -> list[str]:
-    """Files (relative to the project root) that running these modules executes or reads as code."""
+    """Files (relative to the project root) that running these modules executes or reads as code.
+    Walked afresh each call (an edit shows at once); a file's imports are scanned once per content."""
     names = [modules] if isinstance(modules, str) else list(modules)
-    return sorted(set().union(*(_closure(Path(root), m) for m in names)))
+    with _LOCK:
+        return sorted(set().union(*(_closure(Path(root), m) for m in names)))
 
 
 def collapse(files: list[str], root: Path = ROOT) -> list[str]:

@@ -4,14 +4,13 @@ flows/deploy.py is a thin wrapper; tests drive this directly and SIGKILL it at e
 1. a journal (tasks/ops/release_txn.py) before anything, so a crash anywhere is found later;
 2. every file of the release downloaded and the RM built from them (no repo change yet);
 3. the dvc lock (one run at a time changes the repo; a waiting run says for whom);
-4. dead runs' journals rolled back; a release already committed is not scored again;
+4. dead runs' journals rolled back and their releases scored (one already committed is not scored
+   again; one whose rescore fails stays queued for the next run);
 5. snapshot, params edit, `dvc repro`, registered.json "scored", one commit, journal removed.
 
 A failure at 2 or 5 fails with one line and leaves the repo as it was."""
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,15 +20,11 @@ from tasks.core.params_edit import set_rm
 
 PARAMS = "params.yaml"
 STATE = release_txn.STATE
-HOLD = "PRBENCH_TXN_HOLD"   # tests: stop (and wait to be killed) at this named step
 
 
 def hold(root, point: str) -> None:
-    """Fault injection for the crash tests: at step `point`, say so in a file and wait for SIGKILL."""
-    if os.environ.get(HOLD) == point:
-        (repo_lock.state_dir(root) / f"held-{point}").write_text(str(os.getpid()))
-        while True:
-            time.sleep(1)
+    """Step `point` is reached. Nothing to do: the crash tests replace this in their driver process
+    (tests/test_release_crash.py) to stop here and be killed."""
 
 
 class ReleaseFailed(Exception):
@@ -105,21 +100,43 @@ def score(root, release: releases.Release, name: str, entry: dict, *, repro, pre
             return _transaction(root, j, repro, log)
 
 
+RESCORE_TRIES = 3   # runs that try an interrupted release again before it counts as failed
+
+
 def _rescore(root, old: release_txn.Journal, repro, prefetch, log) -> None:
-    """A dead run's release, scored once under a journal of its own (the old one dropped after)."""
-    log(f"scoring the interrupted release {old.release.model}@{old.release.revision} again")
-    with release_txn.Journal(root, old.release, old.name, old.entry, old.branch) as j:
-        old.done()
-        try:
-            prefetch(old.release, old.entry)
-            if not already_scored(root, old.name, old.release):
-                _transaction(root, j, repro, log)
-            else:
+    """A dead run's release, scored once under a journal of its own; the old (rolled back) journal
+    is dropped once that is done. If it fails -- right after a crash DVC may still see the dead
+    run's dvc -- the old journal stays: the release stays queued, its record says why, and the
+    next run tries again, RESCORE_TRIES runs in all; then it counts as failed."""
+    where = f"{old.release.model}@{old.release.revision}"
+    log(f"scoring the interrupted release {where} again")
+    try:
+        with release_txn.Journal(root, old.release, old.name, old.entry, old.branch) as j:
+            try:
+                prefetch(old.release, old.entry)
+                if not already_scored(root, old.name, old.release):
+                    _transaction(root, j, repro, log)
+            except (ConfigError, ReleaseFailed):
                 j.done()
-        except (ConfigError, ReleaseFailed) as exc:
+                raise
+            except BaseException:   # this run stopped: j, rolled back, is the one left to score
+                old.done()
+                raise
             j.done()
-            releases.update_state(root / STATE, old.release, old.name, "failed", str(exc))
-            log(f"the interrupted release failed again: {exc}")
+    except (ConfigError, ReleaseFailed) as exc:
+        tries = old.data.get("tries", 0) + 1
+        if tries >= RESCORE_TRIES:
+            old.done()
+            releases.update_state(root / STATE, old.release, old.name, "failed", f"{exc} (tried {tries} times)")
+            log(f"the interrupted release {where} failed again, {tries} times: {exc}")
+            return
+        old.save(tries=tries)
+        why = (f"interrupted; scoring it again failed ({tries} of {RESCORE_TRIES} tries): {exc}; the next "
+               "score-rm, reproduce or `prbench serve` start tries again")
+        releases.update_state(root / STATE, old.release, old.name, "announced", why)
+        log(f"the interrupted release {where} stays queued: {why}")
+        return
+    old.done()
 
 
 def _transaction(root: Path, j: release_txn.Journal, repro, log) -> Outcome:

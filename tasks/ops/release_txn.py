@@ -175,12 +175,54 @@ def rollback(root, j: Journal, log=print) -> str:
     _restore_record(root, j, existed=before.get(STATE) is not None)
     from tasks.ops.repro import dvc
 
+    _free_dvc_rwlock(root, log)
     dvc(root, "checkout", "--force", "--quiet", log=lambda line: None)   # ignored outputs back to the restored lock
     if not j.data.get("rm_was_known"):
         _remove_rm_outputs(root, j.name)
     j.save(phase="download")   # rolled back: only the rescore is left to do
     log(f"rolled back the unfinished release {j.release.model}@{j.release.revision} ({len(paths)} files restored)")
     return "rolled back"
+
+
+def _free_dvc_rwlock(root: Path, log=print) -> None:
+    """Drop what a killed `dvc repro` left in DVC's rwlock (its running stage's deps and outs, by pid).
+    DVC drops such an entry itself only once the pid is gone, so an orphan its PID 1 has not reaped
+    yet (a zombie) or a reused pid would fail the rescore and every run after ("... is busy"):
+    such entries go; a live holder's stay."""
+    import psutil
+    from dvc.config import Config
+    from dvc.exceptions import DvcException
+    from dvc.fs import localfs
+    from dvc.rwlock import RWLOCK_FILE, _edit_rwlock
+
+    tmp = root / ".dvc" / "tmp"
+    if not (tmp / RWLOCK_FILE).exists():
+        return
+    written = (tmp / RWLOCK_FILE).stat().st_mtime
+
+    def gone(pid: int) -> bool:
+        try:
+            p = psutil.Process(pid)
+            return p.status() == psutil.STATUS_ZOMBIE or p.create_time() > written   # dead, or the pid reused
+        except psutil.NoSuchProcess:
+            return True
+
+    try:
+        hardlink = Config(dvc_dir=str(root / ".dvc"))["core"].get("hardlink_lock", False)
+        with _edit_rwlock(str(tmp), localfs, hardlink) as lock:   # under DVC's own guard
+            pids = {i["pid"] for i in lock["write"].values()} | {i["pid"] for v in lock["read"].values() for i in v}
+            dead = {pid for pid in pids if gone(pid)}
+            for path in [p for p, i in lock["write"].items() if i["pid"] in dead]:
+                del lock["write"][path]
+            for path, infos in list(lock["read"].items()):
+                lock["read"][path] = [i for i in infos if i["pid"] not in dead]
+                if not lock["read"][path]:
+                    del lock["read"][path]
+    except DvcException as exc:   # a torn rwlock, a bad config: DVC says so again at checkout and repro
+        log(f"could not release DVC's locks of the dead run: {exc}")
+        return
+    if dead:
+        log(f"released DVC's locks of the dead run's dvc (pid {', '.join(map(str, sorted(dead)))})")
 
 
 def _write(dst: Path, data: bytes) -> None:
