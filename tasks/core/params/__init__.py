@@ -79,3 +79,12 @@ def stage_params(params: dict, stage: str) -> dict:
     if stage not in params:
         raise ConfigError(f"params: missing group '{stage}'")
     return params[stage]
+
+
+def group_keys(params: dict, group: str, keys: tuple[str, ...]) -> dict:
+    """Only these keys of one group (what a stage declares it reads), each required."""
+    p = stage_params(params, group)
+    missing = [k for k in keys if k not in p]
+    if missing:
+        raise ConfigError(f"params: {group}.{missing[0]} is missing")
+    return {k: p[k] for k in keys}

@@ -20,12 +20,6 @@ from tasks.core.stage_table import BON_SCORE_PARAMS as SCORE_PARAMS  # noqa: F40
 
 
 def bon_params(params: dict, keys: tuple[str, ...]) -> dict:
-    from tasks.core.params import stage_params
+    from tasks.core.params import group_keys
 
-    from tasks.core.errors import ConfigError
-
-    p = stage_params(params, "bon")
-    missing = [k for k in keys if k not in p]
-    if missing:
-        raise ConfigError(f"params: bon.{missing[0]} is missing")
-    return {k: p[k] for k in keys}
+    return group_keys(params, "bon", keys)

@@ -22,11 +22,6 @@ NOT_SELECTED, NOT_CAPABLE, TRAINED = "not selected", "not RL-capable", "trained"
 
 
 def rl_params(params: dict, keys: tuple[str, ...]) -> dict:
-    from tasks.core.errors import ConfigError
-    from tasks.core.params import stage_params
+    from tasks.core.params import group_keys
 
-    p = stage_params(params, "rl")
-    missing = [k for k in keys if k not in p]
-    if missing:
-        raise ConfigError(f"params: rl.{missing[0]} is missing")
-    return {k: p[k] for k in keys}
+    return group_keys(params, "rl", keys)
