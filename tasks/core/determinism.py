@@ -51,12 +51,15 @@ def deterministic(seed: int):
         torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = before[1], before[2]
 
 
-PATH_KEYS = ("_name_or_path", "name_or_path")
+# What save_pretrained records of how the model was loaded, not what it is: the path it came from, and
+# `local_files_only`, which transformers sets from HF_HUB_OFFLINE (so `make run` and a run with the
+# hub switched off wrote different tokenizer configs for the same weights).
+PATH_KEYS = ("_name_or_path", "name_or_path", "local_files_only")
 
 
 def scrub_saved(folder: str | Path) -> None:
-    """save_pretrained records where the model was loaded from (a site-packages or checkout path):
-    drop it from every saved JSON so the folder's bytes do not depend on the machine's layout."""
+    """save_pretrained records where and how the model was loaded (a site-packages or checkout path, the
+    hub switched off): drop it from every saved JSON so the folder's bytes depend on neither."""
     for f in sorted(Path(folder).glob("*.json")):
         data = json.loads(f.read_text(encoding="utf-8"))
         if isinstance(data, dict) and any(k in data for k in PATH_KEYS):
