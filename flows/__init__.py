@@ -35,7 +35,7 @@ def _torch_threads() -> str:
 
         with open(os.environ.get("PRBENCH_PARAMS", "params.yaml"), encoding="utf-8") as fh:
             return str(int(yaml.safe_load(fh)["common"]["torch_threads"]))
-    except (OSError, KeyError, TypeError, ValueError):
+    except Exception:  # noqa: BLE001 - any broken file: the params check names its problem, not this
         return "2"
 
 
@@ -53,7 +53,8 @@ def refuse_bad_params_early(module: str, rest: list[str]) -> None:
     try:
         from tasks.core.stage_table import read_keys
 
-        params = load_params(complete=read_keys([stage] if stage else None))
+        keys = read_keys([stage] if stage else None)
+        params = load_params(complete=keys, paths=keys)
         if stage and STAGES[stage].per_rm and len(rest) == 2:
             from tasks.core.stage_table import fan_keys
 

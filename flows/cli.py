@@ -12,12 +12,13 @@ import flows  # noqa: F401 - sets Prefect's environment before anything imports 
 
 def cmd_run(args) -> int:
     """The main job: the whole DAG on params.yaml, reported to a local Prefect server."""
+    from tasks.core.params.rules import notices
+    from tasks.core.stage_table import read_keys
     from tasks.ops.params import load_params
 
     # every problem of the params file, before a server starts (dvc reads params.yaml only)
-    from tasks.core.stage_table import read_keys
-
-    load_params(args.params if args.no_dvc else None, complete=read_keys())
+    for line in notices(load_params(args.params if args.no_dvc else None, complete=read_keys(), paths=read_keys())):
+        print(f"prbench: notice: {line}", flush=True)
     if args.no_dvc:
         from flows.common import main
         from flows.pipeline import pipeline
@@ -150,7 +151,8 @@ def cmd_serve(args) -> int:
 
     from tasks.core.stage_table import read_keys
 
-    rel = load_params(complete=[*read_keys(), "releases"])["releases"]   # the whole file checked before a server starts
+    keys = [*read_keys(), "releases"]
+    rel = load_params(complete=keys, paths=keys)["releases"]   # the whole file checked before a server starts
     url, local = os.environ.get("PREFECT_API_URL"), None
     if not url:
         url = f"http://127.0.0.1:{args.port or rel['port']}/api"
@@ -197,11 +199,13 @@ def cmd_params(args) -> int:
         return 0
     from tasks.core.errors import ConfigError
 
+    from tasks.core.params.rules import notices
+
     bad = 0
     for path in args.files or ["params.yaml"]:
         try:
-            load_params(path)
-            print(f"{path}: valid")
+            params = load_params(path, paths=True)
+            print(f"{path}: valid", *(f"\n{path}: notice: {n}" for n in notices(params)), sep="")
         except ConfigError as exc:
             print(str(exc), file=sys.stderr)
             bad += 1

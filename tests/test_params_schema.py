@@ -92,7 +92,7 @@ def test_a_yaml_syntax_error_is_one_line_with_its_place(tmp_path):
     bad.write_text("common:\n  seed: 1\n  torch_threads: [2\nscoring: {}\n")
     with pytest.raises(ConfigError) as err:
         load_params(bad)
-    assert re.fullmatch(rf"{re.escape(str(bad))}: line \d+, column \d+: YAML syntax error: .+", str(err.value))
+    assert re.fullmatch(rf"{re.escape(str(bad))}:4:\d+: YAML syntax error: .+", str(err.value))
 
 
 def test_a_pipeline_run_refuses_a_file_that_leaves_a_key_out(tmp_path):
@@ -184,12 +184,15 @@ def test_prbench_run_checks_params_before_a_server_starts(tmp_path, capsys, monk
     p = copy.deepcopy(BASE)
     p["leaderboard"]["tie_policy"] = "halff"
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(p))
+    shipped = ["data", "params-paper.yaml", "params-regenerate.yaml", "prompts"]   # the files the params name
+    for name in shipped:
+        (tmp_path / name).symlink_to(ROOT / name)
     monkeypatch.chdir(tmp_path)
     for argv in (["run"], ["run", "--no-dvc"], ["serve"]):
         rc, err = _cli(capsys, *argv)
         assert rc == 1 and err == "params.yaml: leaderboard.tie_policy: 'halff' is not allowed: one of strict, half, " \
                                   "drop (did you mean 'half'?)", argv
-    assert sorted(f.name for f in tmp_path.iterdir()) == ["params.yaml"], "nothing written"
+    assert sorted(f.name for f in tmp_path.iterdir()) == sorted(["params.yaml", *shipped]), "nothing written"
 
 
 def _list_keys(d, prefix=""):
@@ -240,6 +243,7 @@ def test_a_stage_process_refuses_bad_params_at_once_and_writes_nothing(tmp_path,
 
     p = copy.deepcopy(BASE)
     edit(p)
+    p["ingest"]["path"] = str(ROOT / p["ingest"]["path"])   # the one file ingest's params name, where it is
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(p))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     start = time.monotonic()

@@ -13,13 +13,14 @@ from tasks.core.params import params_path, read_yaml, stage_params  # noqa: F401
 from tasks.core.stage_table import GROUP_SCHEMAS   # the params groups stages bring, checked with the schema's
 
 
-def load_params(path: str | Path | None = None, *, complete=False) -> dict:
+def load_params(path: str | Path | None = None, *, complete=False, paths=False) -> dict:
     """tasks.core.params.load_params, with every plug-in name checked too."""
-    return core_params.load_params(path, complete=complete, plugin_check=check_plugins, groups=GROUP_SCHEMAS)
+    return core_params.load_params(path, complete=complete, plugin_check=check_plugins, groups=GROUP_SCHEMAS,
+                                   paths=paths)
 
 
-def validate(raw, label: str = core_params.DEFAULT) -> dict:
-    return core_params.validate(raw, label, plugin_check=check_plugins, groups=GROUP_SCHEMAS)
+def validate(raw, label: str = core_params.DEFAULT, root: Path | None = None) -> dict:
+    return core_params.validate(raw, label, plugin_check=check_plugins, groups=GROUP_SCHEMAS, root=root)
 
 
 def check_params(raw):
@@ -118,7 +119,24 @@ def check_plugins(p: dict) -> list[str]:
         _names(problems, entry.get("source"), named["benchmarks"][1].names(), f"benchmarks.{b}.source", "a benchmark")
         for i, name in enumerate(entry.get("rms") or []):
             _names(problems, name, sorted(rms), f"benchmarks.{b}.rms[{i}]", "an RM under scoring.rms")
+    problems += correlation_names(p)
     return problems + guards(p) if not problems else problems
+
+
+def correlation_names(p: dict) -> list[str]:
+    """correlation.exclude_rms names RMs (or BoN's reference lines); comparisons name benchmarks it ranks."""
+    from tasks.downstream.bon.report import ORACLE, RANDOM
+
+    c, problems = p["correlation"], []
+    for i, name in enumerate(c["exclude_rms"]):
+        _names(problems, name, sorted(p["scoring"]["rms"]) + [ORACLE, RANDOM], f"correlation.exclude_rms[{i}]",
+               "an RM under scoring.rms")
+    benches = sorted({*c["benchmarks"], *(p.get("benchmarks") or {})})
+    for i, pair in enumerate([] if c["baselines"] else c["comparisons"]):   # baselines add names only their files hold
+        for j, name in enumerate(pair):
+            _names(problems, name, benches, f"correlation.comparisons[{i}][{j}]",
+                   "a benchmark in correlation.benchmarks or benchmarks")
+    return problems
 
 
 def guards(p: dict) -> list[str]:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import yaml
-
 from tasks.core.errors import ConfigError
+from tasks.core.params.yaml_load import read_yaml  # noqa: F401 - the params API in one place
 
 DEFAULT = "params.yaml"
 _CHECKED: dict[tuple, dict] = {}   # (path, mtime, size, plugin check, groups) -> params: a stage loads its file more than once
@@ -18,43 +17,38 @@ def params_path(path: str | Path | None = None) -> Path:
     return Path(path or os.environ.get("PRBENCH_PARAMS", DEFAULT))
 
 
-def read_yaml(path: Path):
-    """The file's YAML, or one ConfigError line with the place of a syntax error."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return yaml.safe_load(fh) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{path}: {where}YAML syntax error: {what}") from None
-
-
-def validate(raw, label: str = DEFAULT, plugin_check=None, groups=None) -> dict:
+def validate(raw, label: str = DEFAULT, plugin_check=None, groups=None, root: Path | None = None,
+             scope=True) -> dict:
     """The params with schema defaults filled in, or a ConfigError with one line per problem.
     `plugin_check`, `groups`: see check_params (tasks/ops/params.py passes the registries' check and the
-    stage table's groups)."""
+    stage table's groups); `root`: the folder relative paths resolve in (None: paths are not checked);
+    `scope`: True, or the keys whose paths are checked (see load_params)."""
     from tasks.core.params.check import check_params
 
-    params, problems = check_params(raw, plugin_check, groups)
+    params, problems = check_params(raw, plugin_check, groups, root, scope)
     if problems:
         raise ConfigError("\n".join(f"{label}: {p}" for p in problems))
     return params
 
 
-def load_params(path: str | Path | None = None, *, complete=False, plugin_check=None, groups=None) -> dict:
+def load_params(path: str | Path | None = None, *, complete=False, plugin_check=None, groups=None,
+                paths=False) -> dict:
     """The checked params. `complete`: also refuse a file that leaves out a key a run reads — True for
     every key, or the params keys of the stages that run (`tasks.core.stage_table.read_keys`): DVC tracks the
-    file's values, so a schema default must never be what a stage reads."""
+    file's values, so a schema default must never be what a stage reads. `paths`: also refuse a file or
+    folder it names that is not there (relative to the params file's folder, where dvc runs stages) — True
+    for every key, or those under these keys (the stages that run)."""
     path = params_path(path)
     if not path.exists():
         raise ConfigError(f"{path}: params file not found (run from the project root)")
     st = path.stat()
-    key = (str(path.resolve()), st.st_mtime_ns, st.st_size, plugin_check, tuple((groups or {}).items()))
+    scope = paths if isinstance(paths, bool) else tuple(paths)
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size, plugin_check, tuple((groups or {}).items()), scope)
     if key not in _CHECKED:
         _CHECKED.clear()
         raw = read_yaml(path)
-        _CHECKED[key] = (validate(raw, str(path), plugin_check, groups), raw)
+        root = path.resolve().parent if paths else None
+        _CHECKED[key] = (validate(raw, str(path), plugin_check, groups, root, scope), raw)
     params, raw = _CHECKED[key]
     if complete:
         from tasks.core.params.check import missing_keys, root_model

@@ -65,8 +65,29 @@ def check_group(raw, model: type[BaseModel], key: str) -> list[str]:
             for entry, sub in value.items():
                 problems += check_group(sub, _model_values(fields[name].annotation), f"{path}.{entry}")
         else:
-            problems += check_value(value, fields[name].annotation, path)
+            problems += check_field(value, fields[name], path)
     return problems
+
+
+OUT_OF_RANGE = "is out of range"   # a value of the right type: the plug-in names can still be checked
+LIMITS = (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<"))
+
+
+def limits(f) -> str:
+    """A key's range as a user reads it ('>= 1', '> 0 and < 1'), or ''."""
+    return " and ".join(f"{op} {getattr(m, k)}" for m in f.metadata for k, op in LIMITS if hasattr(m, k))
+
+
+def check_field(value, f, key: str) -> list[str]:
+    """Its type (as check_value), then its range (the schema's Field(ge=, gt=, le=, lt=))."""
+    import typing
+
+    problems = check_value(value, f.annotation, key)
+    if problems or not limits(f) or value is None:
+        return problems
+    if check_value(value, typing.Annotated[f.annotation, *f.metadata], key):
+        return [f"{key}: {value!r} {OUT_OF_RANGE}: must be {limits(f)}"]
+    return []
 
 
 def with_defaults(raw: dict, model: type[BaseModel], key: str = "") -> dict:
@@ -101,16 +122,23 @@ def missing_keys(raw: dict, model: type[BaseModel], key: str = "") -> list[str]:
     return out
 
 
-def check_params(raw, plugin_check=None, groups=None) -> tuple[dict | None, list[str]]:
-    """(params with defaults, []) or (None, every problem). `plugin_check(params) -> problems` checks the
-    names of pluggable kinds once the types passed: it lives where every registry is in sight
-    (tasks/ops/params.py), above this layer; `groups`: see root_model."""
+def check_params(raw, plugin_check=None, groups=None, root=None, scope=True) -> tuple[dict | None, list[str]]:
+    """(params with defaults, []) or (None, every problem): types and ranges, the rules across keys
+    (rules.py), the files it names (relative to `root`; None: not checked; `scope`: True or the keys whose
+    files are checked) and, once the types passed,
+    `plugin_check(params) -> problems`: the names of pluggable kinds, checked where every registry is in
+    sight (tasks/ops/params.py), above this layer; `groups`: see root_model."""
+    from tasks.core.params.rules import cross_problems, path_problems
+
     Root = root_model(groups)
     if not isinstance(raw, dict):
         return None, [f"the file holds {type(raw).__name__}, not a mapping of params groups"]
-    problems = check_group(raw, Root, "")
-    if problems:
-        return None, problems
-    full = with_defaults(raw, Root)
-    problems = plugin_check(full) if plugin_check is not None else []
+    typed = check_group(raw, Root, "")
+    try:
+        full = with_defaults(raw, Root)
+    except (TypeError, ValueError, AttributeError):   # a group that is not a mapping: already a problem above
+        return None, typed
+    problems = typed + cross_problems(full) + (path_problems(full, root, scope) if root is not None else [])
+    if plugin_check is not None and all(OUT_OF_RANGE in t for t in typed):
+        problems += plugin_check(full)
     return (None, problems) if problems else (full, [])

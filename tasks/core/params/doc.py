@@ -7,7 +7,7 @@ import json
 
 from pydantic import BaseModel
 
-from tasks.core.params.check import _is_model, _optional_model
+from tasks.core.params.check import _is_model, _optional_model, limits
 from tasks.core.registry import describe
 
 
@@ -23,7 +23,8 @@ def rows(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str, str, 
             out += rows(group, key + ".")
         else:
             default = f.get_default(call_default_factory=True)
-            out.append((key, describe(f.annotation), json.dumps(default), f.description or ""))
+            kind = describe(f.annotation) + (f", {limits(f)}" if limits(f) else "")
+            out.append((key, kind, json.dumps(default), f.description or ""))
     return out
 
 

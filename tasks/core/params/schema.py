@@ -11,8 +11,9 @@ Strategy = str      # a profile strategy name: checked against the strategy regi
 LlmName = str       # a name under `llms`: checked across groups (check.py)
 
 
-def F(default, doc: str):
-    return Field(default, description=doc)
+def F(default, doc: str, **limits):
+    """A key: its default, one-line doc and range (ge=, gt=, le=, lt=; checked in check.py, shown by --doc)."""
+    return Field(default, description=doc, **limits)
 
 
 EMBEDDING_JUDGE = {"kind": "embedding", "encoder": "embedded:all-MiniLM-L6-v2", "partly": 0.35, "well": 0.5,
@@ -26,15 +27,15 @@ class Group(BaseModel):
 
 class Common(Group):
     cache_dir: str = F(".prbench-cache", "embeddings and LLM calls, keyed by content hash (gitignored)")
-    seed: int = F(2604, "every random choice (sampling, bootstrap, A/B order) derives from it")
-    torch_threads: int = F(2, "one torch thread count in every stage: other counts round reductions differently")
+    seed: int = F(2604, "every random choice (sampling, bootstrap, A/B order) derives from it", ge=0)
+    torch_threads: int = F(2, "one torch thread count in every stage: other counts round reductions differently", ge=1)
 
 
 class Scale(Group):
     task_runner: str = F("local", "where per-RM / per-chunk work runs")
     address: str | None = F(None, "an existing cluster (tcp://head:8786, ray://head:10001); null = local")
     root: str | None = F(None, "the project's absolute path as workers see it (null = the same path as here)")
-    chunk_size: int = F(256, "pairs (score) or distinct answers (bon_score) per task; sets batch mates")
+    chunk_size: int = F(256, "pairs (score) or distinct answers (bon_score) per task; sets batch mates", ge=1)
 
 
 class RlPrompts(Group):
@@ -42,7 +43,7 @@ class RlPrompts(Group):
     hub_id: str = F("alireza7/LaMP-QA", "the hub dataset when source is hub")
     path: str | None = F(None, "with source files: a folder of {Config}_train.json (official download)")
     splits: list[Literal["train", "validation", "test"]] = F(["train"], "splits read from it: none of ingest.splits")
-    limit_per_split: int | None = F(None, "cost control: the first N good rows per file")
+    limit_per_split: int | None = F(None, "cost control: the first N good rows per file", ge=1)
 
 
 class Ingest(Group):
@@ -54,7 +55,7 @@ class Ingest(Group):
                            "LaMP-QA configs (domains) to read")
     splits: list[Literal["train", "validation", "test"]] = F(["train", "test"], "splits to read")
     on_error: Literal["fail", "quarantine"] = F("fail", "quarantine: bad rows go to data/ingest/quarantine.parquet")
-    limit_per_split: int | None = F(None, "cost control: keep the first N good rows per file")
+    limit_per_split: int | None = F(None, "cost control: keep the first N good rows per file", ge=1)
     pair_source: str = F("sample", "label recorded as generator 'reference:<label>' on ingested pairs")
     rl_prompts: RlPrompts | None = F(None, "a second source for RL training prompts only (questions and profiles; "
                                            "narrative and rubric dropped): null = RL reads ingest.splits")
@@ -63,33 +64,33 @@ class Ingest(Group):
 class Profiles(Group):
     retriever: str = F("dense", "a retriever name (dense | bm25)")
     encoder: str = F("embedded:all-MiniLM-L6-v2", "any HF encoder id or path, e.g. facebook/contriever-msmarco")
-    k: int = F(10, "top-k posts kept per question")
-    context_k: int = F(4, "of those, how many form the profile text RMs see (raw_profile)")
-    max_words_per_post: int = F(60, "per post in the formatted profile text")
-    batch_size: int = F(64, "encoder batch size")
+    k: int = F(10, "top-k posts kept per question", ge=1)
+    context_k: int = F(4, "of those, how many form the profile text RMs see (raw_profile)", ge=1)
+    max_words_per_post: int = F(60, "per post in the formatted profile text", ge=1)
+    batch_size: int = F(64, "encoder batch size", ge=1)
 
 
 class TextGen(Group):
     """What every LLM-writing step shares: its LLM, budget and parse retries."""
     llm: LlmName = F("smollm2", "a name under llms")
-    temperature: float = F(0.0, "sampling temperature")
-    max_tokens: int = F(140, "reply budget in tokens")
-    parse_retries: int = F(2, "retries of a reply that does not parse, then invalid (raw text kept)")
-    temperature_bump: float = F(0.3, "added to the temperature on each parse retry")
+    temperature: float = F(0.0, "sampling temperature", ge=0)
+    max_tokens: int = F(140, "reply budget in tokens", ge=1)
+    parse_retries: int = F(2, "retries of a reply that does not parse, then invalid (raw text kept)", ge=0)
+    temperature_bump: float = F(0.3, "added to the temperature on each parse retry", ge=0)
 
 
 class Rubrics(TextGen):
     prompt: str = F("prompts/planner.txt", "the planner's prompt file")
     splits: list[str] = F(["test"], "splits the planner infers aspects for")
-    questions_limit: int | None = F(None, "cost control: first N questions")
+    questions_limit: int | None = F(None, "cost control: first N questions", ge=1)
     per_domain_limit: int | None = F(None, "cost control: first N questions per domain (null = all); planner rows "
-                                           "missing for a scored pair are counted as planner_failed")
-    profile_k: int = F(4, "posts shown to the planner (= profiles.context_k: same posts as raw_profile)")
-    max_words_per_post: int = F(60, "words per post shown to the planner")
-    max_aspects: int = F(6, "aspects kept per question")
-    max_tokens: int = F(120, "reply budget in tokens")
+                                           "missing for a scored pair are counted as planner_failed", ge=1)
+    profile_k: int = F(4, "posts shown to the planner (= profiles.context_k: same posts as raw_profile)", ge=0)
+    max_words_per_post: int = F(60, "words per post shown to the planner", ge=1)
+    max_aspects: int = F(6, "aspects kept per question", ge=1)
+    max_tokens: int = F(120, "reply budget in tokens", ge=1)
     match_encoder: str = F("embedded:all-MiniLM-L6-v2", "encoder matching inferred to gold aspects")
-    match_threshold: float = F(0.6, "cosine above which an inferred aspect matches a gold one")
+    match_threshold: float = F(0.6, "cosine above which an inferred aspect matches a gold one", ge=-1, le=1)
 
 
 class Pairs(TextGen):
@@ -99,12 +100,12 @@ class Pairs(TextGen):
     rejected_prompt: str = F("prompts/pair_rejected.txt", "prompt of the answer that violates it")
     splits: list[str] = F(["train", "test"], "splits judged and selected")
     generate_splits: list[str] = F(["test"], "splits the LLM writes pairs for")
-    generate_per_domain: int | None = F(4, "cost control: first N questions per domain (null = all)")
-    questions_limit: int | None = F(None, "cost control: first N questions")
-    profile_k: int = F(5, "posts shown to the writer")
-    max_words_per_post: int = F(60, "words per post shown to the writer")
-    max_words: int = F(100, "the answer length the prompt asks for")
-    top_p: float = F(1.0, "nucleus sampling")
+    generate_per_domain: int | None = F(4, "cost control: first N questions per domain (null = all)", ge=1)
+    questions_limit: int | None = F(None, "cost control: first N questions", ge=1)
+    profile_k: int = F(5, "posts shown to the writer", ge=0)
+    max_words_per_post: int = F(60, "words per post shown to the writer", ge=1)
+    max_words: int = F(100, "the answer length the prompt asks for", ge=1)
+    top_p: float = F(1.0, "nucleus sampling", gt=0, le=1)
     keep_invalid: bool = F(True, "keep pairs the judge finds invalid in the selected set")
     judge: dict = F(EMBEDDING_JUDGE, "the rubric judge (kind embedding | llm), also BoN's")
 
@@ -114,45 +115,46 @@ class HumanEval(Group):
     raw_dir: str = F("data/human_eval/input/raw", "annotators' files: .csv, .jsonl, Label Studio .json")
     key: str = F("data/human_eval/input/key.parquet", "the unblinding key (written by prbench human-eval export)")
     on_error: Literal["fail", "quarantine"] = F("fail", "quarantine: bad rows to data/human_eval/quarantine.parquet")
-    profile_max_words: int = F(120, "profile excerpt shown to annotators and the proxy")
+    profile_max_words: int = F(120, "profile excerpt shown to annotators and the proxy", ge=1)
     proxy: Literal["auto", "always", "never"] = F("auto", "the LLM proxy: only while no human rated | always | never")
     proxy_llm: LlmName = F("smollm2", "a name under llms")
     proxy_prompt: str = F("prompts/annotator.txt", "the proxy's prompt file")
     proxy_verdict: Literal["form", "logprobs"] = F(
         "form", "form: one reply filling the four-line form | logprobs: one short prompt per dimension, the most "
                 "likely digit 1-5 (always parses; for a small local model)")
-    proxy_limit: int = F(3, "pairs the proxy rates (the humans' items first)")
-    proxy_temperature: float = F(0.0, "the proxy's temperature")
-    proxy_max_tokens: int = F(40, "the proxy's reply budget")
-    parse_retries: int = F(2, "retries of a reply that does not parse")
-    temperature_bump: float = F(0.3, "added to the temperature on each parse retry")
-    general_gap_max: float = F(0.5, "parity: mean per-item |chosen-rejected| over the general dimensions <= this")
-    personal_gap_min: float = F(1.0, "parity: chosen-rejected on personal fit >= this")
+    proxy_limit: int = F(3, "pairs the proxy rates (the humans' items first)", ge=0)
+    proxy_temperature: float = F(0.0, "the proxy's temperature", ge=0)
+    proxy_max_tokens: int = F(40, "the proxy's reply budget", ge=1)
+    parse_retries: int = F(2, "retries of a reply that does not parse", ge=0)
+    temperature_bump: float = F(0.3, "added to the temperature on each parse retry", ge=0)
+    general_gap_max: float = F(0.5, "parity: mean per-item |chosen-rejected| over the general dimensions <= this",
+                               ge=0, le=4)
+    personal_gap_min: float = F(1.0, "parity: chosen-rejected on personal fit >= this", ge=0, le=4)
 
 
 class GenericPairs(TextGen):
     mode: Literal["generate", "degraded"] = F("generate", "the LLM answers the question alone | another user's answer")
     prompt: str = F("prompts/pair_generic.txt", "the non-personalised answer's prompt")
     splits: list[str] = F(["test"], "splits of the generic benchmark")
-    questions_limit: int | None = F(None, "cost control: first N questions")
-    per_domain_limit: int | None = F(4, "only these pairs are scored (null = all)")
-    max_words: int = F(100, "as pairs.max_words, so lengths stay comparable")
-    top_p: float = F(1.0, "nucleus sampling")
+    questions_limit: int | None = F(None, "cost control: first N questions", ge=1)
+    per_domain_limit: int | None = F(4, "only these pairs are scored (null = all)", ge=1)
+    max_words: int = F(100, "as pairs.max_words, so lengths stay comparable", ge=1)
+    top_p: float = F(1.0, "nucleus sampling", gt=0, le=1)
 
 
 class TrainRm(Group):
     backbone: str = F("embedded:all-MiniLM-L6-v2", "any HF encoder id or path")
     strategy: Strategy = F("raw_profile", "what the RM sees of the user while training")
     splits: list[str] = F(["train"], "trained on these splits of the selected pairs ([] = no trained RM)")
-    max_length: int = F(512, "tokens per training input")
-    epochs: int = F(4, "training epochs")
-    learning_rate: float = F(5.0e-5, "learning rate")
-    batch_size: int = F(8, "pairs per step")
+    max_length: int = F(512, "tokens per training input", ge=1)
+    epochs: int = F(4, "training epochs", ge=1)
+    learning_rate: float = F(5.0e-5, "learning rate", gt=0)
+    batch_size: int = F(8, "pairs per step", ge=1)
 
 
 class Scoring(Group):
     splits: list[str] = F(["test"], "the benchmark split(s)")
-    per_domain_limit: int | None = F(4, "cost control: first N test pairs per domain (null = all)")
+    per_domain_limit: int | None = F(4, "cost control: first N test pairs per domain (null = all)", ge=1)
     benchmarks: list[Literal["personalised", "generic"]] = F(["personalised", "generic"], "benchmarks scored")
     strategies: list[Strategy] = F(["none", "raw_profile", "planner", "oracle"], "profile strategies compared")
     generic_strategies: list[Strategy] = F(["raw_profile"], "strategies the generic benchmark is scored with")
@@ -166,7 +168,7 @@ class BenchmarkEntry(Group):
     path: str | None = F(None, "a local copy of the published layout (file or folder); null = hub_id")
     hub_id: str | None = F(None, "the HF hub dataset (null = the importer's published id)")
     subset: str | None = F(None, "only this subset (null = all)")
-    limit: int | None = F(None, "cost control: the first N items (null = all)")
+    limit: int | None = F(None, "cost control: the first N items (null = all)", ge=1)
     rms: list[str] = F([], "the RMs (names under scoring.rms) scored on it")
 
 
@@ -174,6 +176,6 @@ class Leaderboard(Group):
     split: str | None = F("test", "the benchmark split (null = every split)")
     benchmark: Literal["personalised", "generic"] = F("personalised", "the benchmark the board shows")
     tie_policy: Literal["strict", "half", "drop"] = F("strict", "a tie is wrong | counts 0.5 | leaves the denominator")
-    bootstrap: int = F(1000, "resamples for the CIs")
-    ci: float = F(0.95, "confidence level")
+    bootstrap: int = F(1000, "resamples for the CIs", ge=1)
+    ci: float = F(0.95, "confidence level", gt=0, lt=1)
     heatmap_strategy: Strategy = F("raw_profile", "the strategy of the domain heatmap")

@@ -1,0 +1,113 @@
+"""Rules across keys and the files a params file names, declared as tables: each broken rule is one line
+naming the key, its value and the key it is held against. Run after the types (check.py); a rule whose
+values are not numbers yet is left to the type check's line."""
+from __future__ import annotations
+
+from pathlib import Path
+
+TOP_K = "only the top profiles.k posts are ranked"
+# (key, relation, other key(s): the first that is set, why)
+CROSS = [
+    ("profiles.context_k", "<=", ("profiles.k",), "the profile text RMs see: " + TOP_K),
+    ("rubrics.profile_k", "<=", ("profiles.k",), "the planner's posts: " + TOP_K),
+    ("pairs.profile_k", "<=", ("profiles.k",), "the writer's posts: " + TOP_K),
+    ("bon.profile_k", "<=", ("profiles.k",), "the policy's posts: " + TOP_K),
+    ("rl.profile_k", "<=", ("profiles.k",), "the policy's posts: " + TOP_K),
+    ("rl.eval.profile_k", "<=", ("profiles.k",), "the policy's posts: " + TOP_K),
+    ("rl.train.num_generations", "divides", ("rl.train.batch_size",),
+     "grpo/rloo: each prompt's completions fill whole batches"),
+    ("rl.train.mini_batch_size", "divides", ("rl.train.batch_size",), "optimizer steps split each batch evenly"),
+    ("rl.train.micro_batch_size", "divides", ("rl.train.mini_batch_size", "rl.train.batch_size"),
+     "forward/backward passes split each optimizer step evenly"),
+]
+SKIP = {"rl.train.num_generations": lambda p: value(p, "rl.algorithm") == "ppo"}   # ppo takes no generations
+
+# Files and folders a run reads: (key, when it is read). `*` is every entry of a mapping, `[]` every item of a list.
+PATHS = [
+    ("ingest.path", lambda p: value(p, "ingest.source") == "files"),
+    ("ingest.rl_prompts.path", lambda p: value(p, "ingest.rl_prompts.source") == "files"),
+    ("rubrics.prompt", None), ("pairs.chosen_prompt", None), ("pairs.rejected_prompt", None),
+    ("pairs.judge.prompt", None), ("generic_pairs.prompt", lambda p: value(p, "generic_pairs.mode") == "generate"),
+    ("human_eval.proxy_prompt", lambda p: value(p, "human_eval.proxy") != "never"),
+    ("bon.prompt", None), ("bon.judge.prompt", None), ("rl.prompt", None), ("scoring.rms.*.prompt", None),
+    ("benchmarks.*.path", None), ("correlation.baselines[]", None), ("correlation.downstream_tables[]", None),
+    ("report.reference_params.*", None),
+]
+
+
+def value(p, key: str):
+    for part in key.split("."):
+        p = p.get(part) if isinstance(p, dict) else None
+    return p
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def cross_problems(p: dict) -> list[str]:
+    out = []
+    for key, rel, others, why in CROSS:
+        mine = value(p, key)
+        other = next((o for o in others if value(p, o) is not None), others[-1])
+        theirs = value(p, other)
+        if not (_number(mine) and _number(theirs)) or (key in SKIP and SKIP[key](p)):
+            continue
+        if rel == "<=" and mine > theirs:
+            out.append(f"{key}: {mine} is more than {other} ({theirs}): {why}")
+        elif rel == "divides" and mine > 0 and theirs % mine:
+            out.append(f"{key}: {mine} does not divide {other} ({theirs}): {why}")
+    return out
+
+
+def expand(p, key: str) -> list[tuple[str, object]]:
+    """(concrete key, value) of a PATHS key: `*` over a mapping's entries, `[]` over a list's items."""
+    found = [("", p)]
+    for part in key.split("."):
+        nxt = []
+        for where, node in found:
+            name, many = part.removesuffix("[]"), part.endswith("[]")
+            if name == "*":
+                nxt += [(f"{where}.{k}".lstrip("."), v) for k, v in node.items()] if isinstance(node, dict) else []
+                continue
+            v = node.get(name) if isinstance(node, dict) else None
+            here = f"{where}.{name}".lstrip(".")
+            nxt += [(f"{here}[{i}]", x) for i, x in enumerate(v)] if many and isinstance(v, list) else [(here, v)]
+        found = nxt
+    return found
+
+
+def path_problems(p: dict, root: Path, scope=True) -> list[str]:
+    """A file or folder named in the params that is not there (relative to `root`, where stages run); `scope`:
+    True, or only the keys under these (what the stages that run read)."""
+    out, rel = [], "" if Path(root).resolve() == Path.cwd().resolve() else f" (relative to {root})"
+    for key, when in PATHS:
+        if when is not None and not when(p):
+            continue
+        for where, v in expand(p, key):
+            if scope is not True and not any(where == s or where.startswith(s + ".") for s in scope):
+                continue
+            if isinstance(v, str) and v and not (Path(root) / v).exists():
+                out.append(f"{where}: no such file or folder '{v}'{rel}{_near(Path(root), v)}")
+    return out
+
+
+def _near(root: Path, v: str) -> str:
+    """' (did you mean 'prompts/planner.txt'?)' for a misspelt name in a folder that exists, or ''."""
+    import difflib
+
+    folder = (root / v).parent
+    names = sorted(c.name for c in folder.iterdir()) if folder.is_dir() else []
+    close = difflib.get_close_matches(Path(v).name, names, n=1, cutoff=0.6)
+    return f" (did you mean '{(Path(v).parent / close[0]).as_posix()}'?)" if close else ""
+
+
+def notices(p: dict) -> list[str]:
+    """Settings that run but do less than they say: printed, never refused."""
+    out = []
+    n, max_k = value(p, "bon.n"), value(p, "bon.max_k")
+    if _number(n) and _number(max_k) and max_k > n:
+        skipped = [2 ** e for e in range(int(max_k).bit_length()) if n < 2 ** e <= max_k]
+        out.append(f"bon.max_k: {max_k} is more than bon.n ({n}): best-of-k needs k samples, so k = "
+                   f"{', '.join(map(str, skipped))} are skipped (listed in metrics/bon.json)")
+    return out
