@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import flows  # noqa: F401 - sets Prefect's environment before anything imports prefect
+from flows.score_cli import PLAIN_OPTIONS, cmd_score, score_entry  # noqa: F401 - `prbench score`, importable here
 
 
 def cmd_run(args) -> int:
@@ -64,83 +65,6 @@ def cmd_validate(args) -> int:
     if not problems:
         print(f"{args.path}: valid")
     return 1 if problems else 0
-
-
-def _option(text: str):
-    import yaml
-
-    from tasks.core.errors import ConfigError
-
-    key, eq, value = text.partition("=")
-    if not eq or not key:
-        raise ConfigError(f"--option {text}: expected KEY=VALUE, e.g. max_length=4096")
-    try:
-        return key, yaml.safe_load(value)
-    except yaml.YAMLError:
-        return key, value
-
-
-PLAIN_OPTIONS = ("batch_size", "max_length", "revision")   # reward-bench's common flags, as RM entry options
-
-
-def score_entry(args, params: dict) -> dict:
-    """The RM entry the flags describe, checked as a params entry, its problems named as flags."""
-    from tasks.core.errors import ConfigError
-    from tasks.ops.params import check_params
-    from tasks.models.strategies import STRATEGIES
-
-    plain = {k: getattr(args, k) for k in PLAIN_OPTIONS if getattr(args, k, None) is not None}
-    entry = {"kind": args.kind, **({"model": args.model} if args.model else {}), **plain,
-             **dict(map(_option, args.option))}
-    _, problems = check_params({**params, "scoring": {**params["scoring"], "rms": {"cli": entry}}})
-    options = dict(map(_option, args.option))
-    flags = {"kind": "--kind", "model": "--model", **{k: "--" + k.replace("_", "-") for k in plain if k not in options}}
-    lines = []
-    for p in problems:
-        if p.startswith("scoring.rms.cli."):
-            opt, _, rest = p.removeprefix("scoring.rms.cli.").partition(":")
-            flag = flags.get(opt, f"--option {opt}")
-            if opt == "llm" and "required" in rest:
-                rest = f" required for kind '{args.kind}': --option llm=<a name under llms: {', '.join(params['llms'])}>"
-            lines.append(f"{flag}:{rest}")
-    lines += STRATEGIES.check_names(args.strategy.split(","), "--strategy")
-    if lines:
-        raise ConfigError("\n".join(lines))
-    return entry
-
-
-def cmd_score(args) -> int:
-    from tasks.ops.params import load_params
-    from tasks.ops.quick_score import data_source, quick_score
-
-    params = load_params(args.params)
-    if args.benchmark or args.subset or args.limit:   # list-wise benchmarks score with none / raw_profile
-        args.strategy = "none"
-    entry = score_entry(args, params)
-    benchmark = args.benchmark
-    if args.data and not benchmark:
-        from tasks.stages.benchmarks.cli import OURS, detect
-
-        found = detect(args.data)
-        benchmark = found if found != OURS else None
-    if args.data and not (benchmark and not Path(args.data).exists()):
-        data_source(args.data)   # a missing local path is named here, never looked up on the hub
-    name = args.name or (Path(args.model).name if args.model else args.kind)
-    out = Path(args.out or f"results/score-{name}")
-    if benchmark:
-        from tasks.stages.benchmarks import get
-        from tasks.stages.benchmarks.cli import score_benchmark
-
-        get(benchmark, "--benchmark")   # an unknown name: "did you mean"
-        print(score_benchmark(params, entry=entry, name=name, benchmark=benchmark, data=args.data, out=out,
-                              subset=args.subset, limit=args.limit))
-        print(f"prbench: per-item scores and metrics under {out}/")
-        return 0
-    table = quick_score(params, entry=entry, name=name, data=args.data, strategies=args.strategy.split(","), out=out,
-                        limit=args.limit)
-    print(table)
-    print(f"prbench: per-item scores and leaderboard under {out}/")
-    return 0
 
 
 def cmd_serve(args) -> int:
@@ -225,29 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("path")
     val.add_argument("--layout", default="auto", choices=["auto", "lamp_qa", "rewardbench"])
     val.set_defaults(func=cmd_validate)
-    from tasks.models.rms.registry import KINDS
-    from tasks.stages.benchmarks import BENCHMARKS
+    from flows.score_cli import add_parser as add_score
 
-    sc = sub.add_parser("score", help="score one RM on pairs, a released-benchmark layout or a hub id")
-    sc.add_argument("--model", help="HF id or local path (kinds that load a model)")
-    sc.add_argument("--kind", default="seq-cls", help=f"an RM kind: {', '.join(KINDS.names())}")
-    sc.add_argument("--name", help="name in the outputs (default: the model's folder name)")
-    sc.add_argument("--data", help="pairs Parquet (default data/pairs/selected.parquet), released-benchmark files, or a hub id")
-    sc.add_argument("--strategy", default="none,raw_profile,oracle", help="comma list of none,raw_profile,planner,oracle")
-    sc.add_argument("--batch-size", type=int, help="answers per forward pass (the entry's batch_size)")
-    sc.add_argument("--max-length", type=int, help="tokens per input; over it the profile is cut first (max_length)")
-    sc.add_argument("--revision", help="the model's hub revision: a commit, tag or branch (revision)")
-    sc.add_argument("--limit", type=int, metavar="N", help="score only the first N pairs (after scoring.per_domain_limit), "
-                                                          "with --benchmark the first N items: a quick try")
-    sc.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                    help="another RM entry option, e.g. max_length=4096 or trust_remote_code=true")
-    sc.add_argument("--benchmark", help=f"another benchmark through the list-wise scorer: {', '.join(BENCHMARKS.names())}"
-                                        " (--data: its local copy or hub id; default its published hub id); detected "
-                                        "from --data's layout")
-    sc.add_argument("--subset", help="--benchmark: only this subset")
-    sc.add_argument("--out", help="output folder (default results/score-<name>)")
-    sc.add_argument("--params", default=None, help="params file (default params.yaml)")
-    sc.set_defaults(func=cmd_score)
+    add_score(sub)
     srv = sub.add_parser("serve", help="a Prefect server + deployments: scheduled dvc repro, new RMs scored on release")
     srv.add_argument("--cron", default=None, help="reproduce's schedule (default params releases.reproduce_cron)")
     srv.add_argument("--watch-cron", default=None, help="the release watcher's schedule (default releases.watch_cron)")

@@ -26,8 +26,9 @@ def test_score_prints_accuracy_ci_chance_n_ties_and_subsets(tmp_path, capsys):
     assert lines[2].split()[-4:] == ["0.250", "6", "2", "0"]
     assert [line.split()[0] for line in lines[3:6]] == ["Factuality", "Math", "Ties"]
     assert "subsets.Ties 1.0096" in text and "overall 0.5032" in text
-    metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["benchmark"] == "rewardbench2" and metrics["strategies"]["none"]["accuracy"] == 0.5
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["schema_version"] == 1 and doc["benchmark"] == "rewardbench2" and doc["n"] == 6
+    assert doc["results"]["strategies"]["none"]["accuracy"] == 0.5
     assert (out / "scores.parquet").exists()
 
 

@@ -25,7 +25,7 @@ def test_released_benchmark_files(tmp_path, monkeypatch, capsys):
     rows = [line.split() for line in printed.splitlines() if line.split()[:1] in (["Art"], ["Lifestyle"], ["Society"])]
     assert len(rows) == 3 * 2 and all(r[-4] == str(limit) for r in rows), rows   # domains x strategies, n each
     assert f"first {limit} per domain" in printed
-    assert sorted(p.name for p in out.iterdir()) == ["leaderboard.parquet", "metrics.json", "scores.parquet"], \
+    assert sorted(p.name for p in out.iterdir()) == ["leaderboard.parquet", "results.json", "scores.parquet"], \
         "the ingested data is not copied into the results folder"
 
 

@@ -8,12 +8,14 @@ import pyarrow.parquet as pq
 
 from tasks.stages import ingest, leaderboard, profiles, score
 from tasks.core import layout
-from tasks.core.artifacts import read_table, write_json, write_table
+from tasks.core.artifacts import read_table, write_table
+from tasks.core.schemas import results
 from tasks.core.errors import ConfigError
 from tasks.models.resources import Resources
 from tasks.models.rms.registry import make_rm
 from tasks.models.strategies import check
 
+OURS = "personalised"   # the benchmark this module scores (another one: tasks/stages/benchmarks/cli.py)
 
 def _pairs_from_file(path: Path) -> list[dict]:
     names = pq.read_schema(path).names
@@ -116,9 +118,9 @@ def score_all(rm, pairs: list[dict], questions: dict, contexts: dict, chunk: int
 
 
 def quick_score(params: dict, *, entry: dict, name: str, data: str | None, strategies: list[str], out: Path,
-                limit: int | None = None) -> str:
-    """Score, write out/{scores,leaderboard}.parquet + out/metrics.json (once, at the end), return the
-    printable table."""
+                limit: int | None = None, source: str = "params.yaml") -> str:
+    """Score, write out/{scores,leaderboard}.parquet + out/results.json (once, at the end), return the
+    printable table. `source`: where the params came from (recorded)."""
     from tasks.models import chunks
     from tasks.models.strategies import contexts as build_contexts
 
@@ -141,10 +143,13 @@ def quick_score(params: dict, *, entry: dict, name: str, data: str | None, strat
     lb = leaderboard.leaderboard_rows(rows, params["leaderboard"], params["common"]["seed"])
     write_table(rows, out / "scores.parquet", "scores")
     write_table(lb, out / "leaderboard.parquet", "leaderboard")
-    write_json({"rm": name, "entry": entry, "identity": rm.identity(), "data": data or layout.PAIRS["selected_pairs"],
-                "pairs": len(pairs), "per_domain_limit": params["scoring"].get("per_domain_limit"), "limit": limit,
-                **leaderboard.leaderboard_metrics(lb, rows, params["leaderboard"]), "run": res.stats()},
-               out / "metrics.json")
+    lp = params["leaderboard"]
+    config = {"strategies": list(contexts), "limit": limit, "per_domain_limit": params["scoring"].get("per_domain_limit"),
+              "splits": params["scoring"]["splits"], "tie_policy": lp["tie_policy"], "bootstrap": lp["bootstrap"],
+              "ci": lp["ci"], "seed": params["common"]["seed"]}
+    results.write(out, benchmark=OURS, model={"name": name, "entry": entry, "identity": rm.identity()},
+                  data=data or layout.PAIRS["selected_pairs"], params=source, config=config, n=len(pairs),
+                  results=leaderboard.leaderboard_metrics(lb, rows, lp), run=res.stats())
     return format_table(lb, params["scoring"].get("per_domain_limit"), limit)
 
 

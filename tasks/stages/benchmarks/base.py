@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from tasks.core.errors import ConfigError, DataError
+from tasks.core.errors import ConfigError, DataError, suggestion
 from tasks.models.listwise import Item
 from tasks.stages.sources import FORMATS, RawRow, read_file
 
@@ -59,11 +59,15 @@ class Benchmark:
             yield RawRow(label, index, row)
 
     def load(self, path: str | None = None, hub_id: str | None = None, subset: str | None = None,
-             limit: int | None = None) -> list[Item]:
-        """The benchmark's items (of `subset` only, if given; the first `limit`), every row checked."""
-        items = [it for it in self.items(self.raw_rows(path, hub_id)) if subset in (None, it.subset)]
+             limit: int | None = None, subset_key: str = "subset") -> list[Item]:
+        """The benchmark's items (of `subset` only, if given; the first `limit`), every row checked. A subset
+        the data does not hold is one line naming `subset_key`, with "did you mean" among those it holds."""
+        every = self.items(self.raw_rows(path, hub_id))
+        items = [it for it in every if subset in (None, it.subset)]
         if subset is not None and not items:
-            raise ConfigError(f"benchmarks ({self.name}): no items in subset '{subset}'")
+            held = sorted({str(it.subset) for it in every})
+            raise ConfigError(f"{subset_key}: no subset '{subset}' in {self.name}{suggestion(subset, held)}; "
+                              f"valid: {', '.join(held)}")
         return items[:limit] if limit is not None else items
 
     @staticmethod

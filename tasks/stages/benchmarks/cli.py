@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tasks.core.errors import ConfigError
 from tasks.stages.sources import FORMATS, read_file
 
 OURS = "personalised"   # its layout goes through ingest + retrieval (tasks/ops/quick_score.py), as before
@@ -47,21 +48,34 @@ def _layout(row: dict) -> str | None:
 
 
 def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, data: str | None, out: Path,
-                    subset: str | None = None, limit: int | None = None) -> str:
-    from tasks.core.artifacts import write_json, write_table
-    from tasks.stages.benchmarks import scoring
+                    subset: str | None = None, limit: int | None = None, strategies: list[str] | None = None,
+                    source: str = "params.yaml") -> str:
+    """Score, write out/scores.parquet + out/results.json, return the printable table. `strategies`: those
+    asked for (--strategy), each one the benchmark scores (default: all of them); `source`: where the params
+    came from (recorded)."""
+    from tasks.core.artifacts import write_table
+    from tasks.core.schemas import results
+    from tasks.stages.benchmarks import get, scoring
     from tasks.models.resources import Resources
     from tasks.models.rms.registry import make_rm
 
+    bench = get(benchmark, "--benchmark")
+    wrong = [s for s in strategies or () if s not in bench.strategies()]
+    if wrong:
+        raise ConfigError(f"--strategy {wrong[0]}: {benchmark} is scored with {', '.join(bench.strategies())} only")
     res = Resources(params)
     rm = make_rm(name, entry, res)
     local = data and Path(data).exists()
     spec = {"source": benchmark, "path": data if local else None, "hub_id": None if local else data,
             "subset": subset, "limit": limit}
-    bench, items = scoring.load(benchmark, spec)
-    rows = scoring.score(rm, benchmark, bench, items)
+    bench, items = scoring.load(benchmark, spec, subset_key="--subset")
+    rows = scoring.score(rm, benchmark, bench, items, strategies=strategies)
     write_table(rows, out / "scores.parquet", "list_scores")
-    metrics = scoring.summary(rows, bench, params["leaderboard"], params["common"]["seed"])
-    write_json({"rm": name, "entry": entry, "identity": rm.identity(), "benchmark": benchmark,
-                "data": data or bench.hub_id, "items": len(items), **metrics, "run": res.stats()}, out / "metrics.json")
+    lb = params["leaderboard"]
+    metrics = scoring.summary(rows, bench, lb, params["common"]["seed"])
+    config = {"strategies": list(metrics["strategies"]), "limit": limit, "subset": subset,
+              "tie_policy": lb["tie_policy"], "bootstrap": lb["bootstrap"], "ci": lb["ci"], "seed": params["common"]["seed"]}
+    results.write(out, benchmark=benchmark, model={"name": name, "entry": entry, "identity": rm.identity()},
+                  data=data or bench.hub_id, params=source, config=config, n=len(items), results=metrics,
+                  run=res.stats())
     return scoring.format_summary(benchmark, name, metrics)

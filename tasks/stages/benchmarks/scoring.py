@@ -30,11 +30,12 @@ def check_entry(name: str, entry) -> dict:
     return entry
 
 
-def load(name: str, entry: dict):
-    """(importer, items) of one params entry."""
+def load(name: str, entry: dict, subset_key: str | None = None):
+    """(importer, items) of one params entry; `subset_key`: how an unknown subset is named (default the key)."""
     check_entry(name, entry)
     bench = get(entry["source"], f"benchmarks.{name}.source")
-    items = bench.load(entry.get("path"), entry.get("hub_id"), entry.get("subset"), entry.get("limit"))
+    items = bench.load(entry.get("path"), entry.get("hub_id"), entry.get("subset"), entry.get("limit"),
+                       subset_key=subset_key or f"benchmarks.{name}.subset")
     if not items:
         raise ConfigError(f"benchmarks.{name}: no items to score")
     return bench, items
@@ -48,9 +49,10 @@ def contexts(items, strategy: str) -> list[str]:
     raise ConfigError(f"strategy '{strategy}': external benchmarks are scored with none / raw_profile")
 
 
-def score(rm, name: str, bench, items, chunk_size: int = 256) -> list[dict]:
+def score(rm, name: str, bench, items, chunk_size: int = 256, strategies: list[str] | None = None) -> list[dict]:
+    """Rows of each strategy the benchmark scores (`strategies`: only these of them, in its order)."""
     rows = []
-    for strategy in bench.strategies():
+    for strategy in [s for s in bench.strategies() if strategies is None or s in strategies]:
         for a in range(0, len(items), chunk_size):
             part = items[a:a + chunk_size]
             for r in score_items(rm, part, contexts(part, strategy)):
