@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 
 from tasks.stages import ingest, leaderboard, profiles, score
 from tasks.core import layout
-from tasks.core.artifacts import read_table, write_table
+from tasks.core.artifacts import read_table, write_json, write_table
 from tasks.core.schemas import results
 from tasks.core.errors import ConfigError
 from tasks.models.resources import Resources
@@ -147,9 +147,10 @@ def quick_score(params: dict, *, entry: dict, name: str, data: str | None, strat
     config = {"strategies": list(contexts), "limit": limit, "per_domain_limit": params["scoring"].get("per_domain_limit"),
               "splits": params["scoring"]["splits"], "tie_policy": lp["tie_policy"], "bootstrap": lp["bootstrap"],
               "ci": lp["ci"], "seed": params["common"]["seed"]}
-    results.write(out, benchmark=OURS, model={"name": name, "entry": entry, "identity": rm.identity()},
-                  data=data or layout.PAIRS["selected_pairs"], params=source, config=config, n=len(pairs),
-                  results=leaderboard.leaderboard_metrics(lb, rows, lp), run=res.stats())
+    doc = results.document(benchmark=OURS, model={"name": name, "entry": entry, "identity": rm.identity()},
+                           data=data or layout.PAIRS["selected_pairs"], params=source, config=config, n=len(pairs),
+                           results=leaderboard.leaderboard_metrics(lb, rows, lp), run=res.stats())
+    write_json(doc, out / results.FILE)
     return format_table(lb, params["scoring"].get("per_domain_limit"), limit)
 
 

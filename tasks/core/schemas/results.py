@@ -1,7 +1,7 @@
 """The results JSON of `prbench score` (`results/<benchmark>/<model>/results.json`), versioned as
 lm-evaluation-harness versions its output: a reader checks `schema_version` before it reads anything
 else. A change that renames, removes or retypes a field bumps SCHEMA_VERSION; a new optional field does
-not. Every write is checked against this model (docs/results.md lists the fields)."""
+not. Every document is checked against this model (docs/results.md lists the fields)."""
 from __future__ import annotations
 
 import re
@@ -51,9 +51,6 @@ def version() -> str:
         return "0+unknown"
 
 
-def write(out: Path, **fields) -> Path:
-    """out/results.json, checked against Results (a field missing or misnamed is a bug: it raises)."""
-    from tasks.core.artifacts import write_json
-
-    doc = Results(schema_version=SCHEMA_VERSION, prbench_version=version(), **fields)
-    return write_json(doc.model_dump(), Path(out) / FILE)
+def document(**fields) -> dict:
+    """The results JSON object, checked against Results (a field missing or misnamed is a bug: it raises)."""
+    return Results(schema_version=SCHEMA_VERSION, prbench_version=version(), **fields).model_dump()

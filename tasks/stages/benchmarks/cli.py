@@ -53,7 +53,7 @@ def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, dat
     """Score, write out/scores.parquet + out/results.json, return the printable table. `strategies`: those
     asked for (--strategy), each one the benchmark scores (default: all of them); `source`: where the params
     came from (recorded)."""
-    from tasks.core.artifacts import write_table
+    from tasks.core.artifacts import write_json, write_table
     from tasks.core.schemas import results
     from tasks.stages.benchmarks import get, scoring
     from tasks.models.resources import Resources
@@ -75,7 +75,8 @@ def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, dat
     metrics = scoring.summary(rows, bench, lb, params["common"]["seed"])
     config = {"strategies": list(metrics["strategies"]), "limit": limit, "subset": subset,
               "tie_policy": lb["tie_policy"], "bootstrap": lb["bootstrap"], "ci": lb["ci"], "seed": params["common"]["seed"]}
-    results.write(out, benchmark=benchmark, model={"name": name, "entry": entry, "identity": rm.identity()},
-                  data=data or bench.hub_id, params=source, config=config, n=len(items), results=metrics,
-                  run=res.stats())
+    doc = results.document(benchmark=benchmark, model={"name": name, "entry": entry, "identity": rm.identity()},
+                           data=data or bench.hub_id, params=source, config=config, n=len(items), results=metrics,
+                           run=res.stats())
+    write_json(doc, out / results.FILE)
     return scoring.format_summary(benchmark, name, metrics)
