@@ -53,8 +53,7 @@ def refuse_bad_params_early(module: str, rest: list[str]) -> None:
     try:
         from tasks.core.stage_table import read_keys
 
-        keys = read_keys([stage] if stage else None)
-        params = load_params(complete=keys, paths=keys)
+        params = load_params(complete=read_keys([stage] if stage else None))   # its files: dvc checks its deps
         if stage and STAGES[stage].per_rm and len(rest) == 2:
             from tasks.core.stage_table import fan_keys
 

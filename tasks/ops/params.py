@@ -10,6 +10,7 @@ from pathlib import Path
 from tasks.core import params as core_params
 from tasks.core.errors import ConfigError, suggestion
 from tasks.core.params import params_path, read_yaml, stage_params  # noqa: F401 - the params API in one place
+from tasks.core.params.rules import value as key_value
 from tasks.core.stage_table import GROUP_SCHEMAS   # the params groups stages bring, checked with the schema's
 
 
@@ -73,12 +74,6 @@ def _a(what: str) -> str:
     return f"{'an' if vowel else 'a'} {what}"
 
 
-def _value(p: dict, key: str):
-    for part in key.split("."):
-        p = p.get(part) if isinstance(p, dict) else None
-    return p
-
-
 def check_plugins(p: dict) -> list[str]:
     """Entries of pluggable kinds and the names that refer across groups (after the types passed)."""
     from tasks.ops import releases
@@ -100,7 +95,7 @@ def check_plugins(p: dict) -> list[str]:
     except ConfigError as exc:
         problems.append(str(exc))
     for key, (field, reg) in named.items():   # the keys whose value is a name, or a list of names
-        value = None if field else _value(p, key)
+        value = None if field else key_value(p, key)
         if isinstance(value, (list, tuple)):
             problems += reg.check_names(value, key)
         else:
