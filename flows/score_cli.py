@@ -105,7 +105,7 @@ def which_benchmark(args) -> str | None:
 
 def cmd_score(args) -> int:
     from tasks.core.errors import ConfigError
-    from tasks.core.schemas import results
+    from tasks.core import results
     from tasks.ops.quick_score import OURS, data_source, quick_score
     from tasks.ops.score_home import enter, score_params
 

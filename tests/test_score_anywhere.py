@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from flows.cli import main
-from tasks.core.schemas.results import SCHEMA_VERSION, Results
+from tasks.core.results import SCHEMA_VERSION, Results
 from tests.conftest import ROOT, SAMPLE
 
 RB2 = ROOT / "data" / "benchmarks" / "fixtures" / "rewardbench2.jsonl"

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 from tasks.stages import ingest, leaderboard, profiles, score
 from tasks.core import layout
 from tasks.core.artifacts import read_table, write_json, write_table
-from tasks.core.schemas import results
+from tasks.core import results
 from tasks.core.errors import ConfigError
 from tasks.models.resources import Resources
 from tasks.models.rms.registry import make_rm

@@ -54,7 +54,7 @@ def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, dat
     asked for (--strategy), each one the benchmark scores (default: all of them); `source`: where the params
     came from (recorded)."""
     from tasks.core.artifacts import write_json, write_table
-    from tasks.core.schemas import results
+    from tasks.core import results
     from tasks.stages.benchmarks import get, scoring
     from tasks.models.resources import Resources
     from tasks.models.rms.registry import make_rm
