@@ -125,9 +125,9 @@ def missing_keys(raw: dict, model: type[BaseModel], key: str = "") -> list[str]:
 def check_params(raw, plugin_check=None, groups=None, root=None, scope=True) -> tuple[dict | None, list[str]]:
     """(params with defaults, []) or (None, every problem): types and ranges, the rules across keys
     (rules.py), the files it names (relative to `root`; None: not checked; `scope`: True or the keys whose
-    files are checked) and, once the types passed,
-    `plugin_check(params) -> problems`: the names of pluggable kinds, checked where every registry is in
-    sight (tasks/ops/params.py), above this layer; `groups`: see root_model."""
+    files are checked) and, once the types passed, `plugin_check(params) -> problems`: the names of
+    pluggable kinds, checked where every registry is in sight (tasks/ops/params.py), above this layer;
+    `groups`: see root_model."""
     from tasks.core.params.rules import cross_problems, path_problems
 
     Root = root_model(groups)
