@@ -77,3 +77,22 @@ def test_all_lists_every_changed_metric_with_its_interval(tmp_path):
     table = diff.format_diff(rows, "HEAD", None).splitlines()
     assert table[1].split()[-3:] == ["new", "CI", "beyond"] or table[1].endswith("beyond noise")
     assert table[2].split()[-3:] == ["[0.7000,", "0.9000]", "yes"]
+
+
+def _scalars(obj) -> int:
+    """The rows `dvc metrics show` / `diff` print for a metrics file: its scalar leaves (lists are left out)."""
+    return sum(_scalars(v) for v in obj.values()) if isinstance(obj, dict) else int(not isinstance(obj, list))
+
+
+def test_headline_metrics_file_is_short_for_dvc_and_holds_the_intervals():
+    from tests.conftest import ROOT
+
+    board = json.loads((ROOT / headline.LEADERBOARD).read_text())   # the committed run: 6 RMs × 4 strategies
+    out = headline.headline_metrics(board, _primary(0.6, [0.3, 0.8]))
+    ranked = {(rm, s) for rm, per in board["rms"].items() for s, e in per.items() if not e["evaluation_only"]}
+    assert {(rm, s) for rm, per in out["leaderboard"].items() for s in per} == ranked
+    rm, s = sorted(ranked)[0]
+    assert out["leaderboard"][rm][s] == {"accuracy": board["rms"][rm][s]["micro"]["accuracy"],
+                                         "ci": board["rms"][rm][s]["micro"]["ci"]}
+    assert out["primary"]["estimate"] == 0.6 and out["primary"]["ci"] == [0.3, 0.8]
+    assert _scalars(out) <= headline.MAX_LINES, "dvc metrics diff --targets metrics/headline.json fits a screen"

@@ -77,6 +77,7 @@ def project(tmp_path_factory, prefect_harness):
         mp.chdir(root)
         _run_stages(root)   # the pipeline's stage order; the last stage is the report
     assert (root / layout.REPORT["page"]).exists()
+    assert json.loads((root / layout.REPORT["headline"]).read_text())["leaderboard"], "dvc metrics diff's short head"
     return root
 
 

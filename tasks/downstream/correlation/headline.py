@@ -24,6 +24,22 @@ def read_at(rev: str | None, path: str, cwd=".") -> dict | None:
     return json.loads(proc.stdout) if proc.returncode == 0 and proc.stdout.strip() else None
 
 
+def headline_metrics(board: dict | None, corr: dict | None) -> dict:
+    """metrics/headline.json (the report stage writes it): what `dvc metrics diff --targets metrics/headline.json`
+    shows, a few dozen rows: accuracy per RM × ranked strategy (evaluation-only ones left out) with its CI,
+    and the primary correlation's estimate, CI and p. dvc's table leaves the [lo, hi] lists out; prbench
+    diff shows them."""
+    out: dict = {"leaderboard": {}}
+    for rm, per in sorted(((board or {}).get("rms") or {}).items()):
+        for s, e in sorted(per.items()):
+            if not e.get("evaluation_only") and isinstance(e.get("micro"), dict):
+                out["leaderboard"].setdefault(rm, {})[s] = {"accuracy": e["micro"].get("accuracy"), "ci": e["micro"].get("ci")}
+    p = (corr or {}).get("primary")
+    if isinstance(p, dict):
+        out["primary"] = {k: p.get(k) for k in ("estimate", "ci", "p", "significant", "power")}
+    return out
+
+
 def beyond_noise(old, ci) -> bool | None:
     """True when `old` is outside the new value's interval `ci`; None when either is missing."""
     if not isinstance(old, (int, float)) or not (isinstance(ci, list) and len(ci) == 2 and None not in ci):
