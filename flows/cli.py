@@ -29,27 +29,15 @@ def cmd_run(args) -> int:
             print(f"--until {args.until}: not a stage (one of {', '.join(ORDER)})", file=sys.stderr)
             return 2
         return main(pipeline, params_path=args.params, until=args.until)
-    from flows.server import local_server
-
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
     # a no-op run: `dvc status -q` (exit 0 = every stage up to date) costs a few seconds, a Prefect server ~10
     if not args.targets and subprocess.call(["dvc", "status", "-q"], env=env) == 0:
         print("prbench: every stage is up to date (dvc status): nothing to run. The report: open report/index.html")
         return 0
-    from flows.server import free_port
-    from flows.warm_run import Warm
+    from flows.run_dvc import run_dvc
 
-    port = free_port()
-    env["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"
-    Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
-    warm = Warm(env, os.path.join(os.environ["PREFECT_HOME"], "warm.log"))   # imports while the server starts
-    try:
-        with local_server(port=port) as url:
-            print(f"prbench: Prefect server at {url.removesuffix('/api')} (stopped at the end)", flush=True)
-            rc = subprocess.call(["dvc", "repro", *args.targets], env={**env, **warm.wait_ready()})
-    finally:
-        print(warm.stop(), flush=True)
+    rc = run_dvc(args.targets, env)
     if rc == 0:
         print("prbench: done. The report: open report/index.html; metrics: `dvc metrics show`; browse the runs: "
               f"`PREFECT_HOME={os.environ['PREFECT_HOME']} prefect server start`")

@@ -24,10 +24,10 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import INPUTS, TASK_SOURCE
 from prefect.states import Failed
-from tqdm.auto import tqdm
 
 from flows.common import INVALID_INPUT, USER_ERRORS, content_hash, retry_unless_invalid_input, stage_key
 from tasks.core.errors import ConfigError, did_you_mean
+from tasks.core.progress import bar as progress_bar
 from tasks.ops.task_runners import TASK_RUNNERS
 
 DEFAULTS = {"task_runner": "local", "address": None, "root": None, "chunk_size": 256}
@@ -197,7 +197,7 @@ def map_chunks(chunk, args: dict, key: dict, chunks: list, *, label: str = "chun
                        for c in chunks]
         index = {f.task_run_id: i for i, f in enumerate(futures)}
         states = [None] * len(futures)
-        with tqdm(total=len(futures), desc=label, unit="chunk", disable=None) as bar:
+        with progress_bar(total=len(futures), desc=label, unit="chunk") as bar:
             for f in as_completed(futures):
                 f.wait()
                 states[index[f.task_run_id]] = f.state

@@ -64,6 +64,7 @@ def refusal(request: dict, env: dict, code: dict, root: str) -> str | None:
 def serve(path: str, log=sys.stderr) -> None:
     """Accept stage requests on `path` until killed; fork one child per accepted request."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    signal.signal(signal.SIGTERM, lambda *_: _leave(path))   # what the lifeline sends when `prbench run` died
     env = dict(os.environ)   # what it was started with: a client must come with the same
     preload()
     code = project_files(root)
@@ -103,6 +104,14 @@ def serve(path: str, log=sys.stderr) -> None:
         conn.close()
 
 
+def _leave(path: str) -> None:
+    """Exit and take the socket's private temp folder along (prbench-warm-*)."""
+    import shutil
+
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    os._exit(128 + signal.SIGTERM)
+
+
 def _reap() -> None:
     try:
         while os.waitpid(-1, os.WNOHANG)[0]:
@@ -114,6 +123,7 @@ def _reap() -> None:
 def _child(conn: socket.socket, request: dict, fds: list[int], added: dict) -> None:
     rc = 1
     try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)   # a stage ends on SIGTERM as a plain process would
         os.setpgid(0, 0)   # a group of its own, as the client forwards signals to it (and its children)
         send(conn, {"pid": os.getpid()})
         _watch_client(conn)

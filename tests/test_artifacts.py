@@ -129,3 +129,24 @@ def test_a_write_failing_midway_keeps_the_old_file_and_leaves_no_temporary(tmp_p
     assert result["failed"] and result["efbig"], f"the write must fail on the size cap, midway: {result}"
     assert path.exists() and path.read_bytes() == before, "the old file is intact"
     assert [p.name for p in folder.iterdir()] == [path.name], "no temporary file remains"
+
+
+MODE_CHILD = """
+import os, stat, sys
+os.umask(int(sys.argv[2], 8))
+from tasks.core.artifacts import write_json, write_table, write_text
+out = sys.argv[1]
+write_text("page", out + "/index.html")
+write_json({"a": 1}, out + "/m.json")
+write_table([{"question_id": "q", "item_id": "q_0", "position": 0, "category": "c", "text": "t"}], out + "/t.parquet", "profiles")
+print(" ".join(oct(stat.S_IMODE(os.stat(os.path.join(out, f)).st_mode)) for f in ("index.html", "m.json", "t.parquet")))
+"""
+
+
+@pytest.mark.parametrize("umask, mode", [("022", "0o644"), ("027", "0o640")])
+def test_written_files_get_the_mode_the_umask_gives_not_mkstemps_0600(tmp_path, umask, mode):
+    """A report on a shared box: others in the group (or everyone) can open what a run writes."""
+    child = subprocess.run([sys.executable, "-c", MODE_CHILD,
+                            str(tmp_path), umask], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert child.stdout.split() == [mode] * 3

@@ -43,9 +43,13 @@ def test_diff_through_the_cli_reports_the_changed_accuracy_and_a_bad_revision(tm
 
     assert cli(["diff", "v1"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "metrics changed (v1 -> workspace); plots side by side: `dvc plots diff v1`"
+    assert lines[0].startswith("headline (v1 -> workspace): accuracy per RM · strategy")
+    assert lines[2].split() == ["a", "·", "none", "0.5000", "0.7500", "+0.2500", "-", "-"], "no CI in this file: none shown"
+    assert cli(["diff", "v1", "--all"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "metrics changed (v1 -> workspace); plots side by side: `dvc plots diff v1`" in lines
     row = next(line.split() for line in lines if "rms.a.none.micro.accuracy" in line)
-    assert row == ["accuracy", "metrics/leaderboard.json", "rms.a.none.micro.accuracy", "0.5000", "0.7500", "+0.2500"]
+    assert row == ["accuracy", "metrics/leaderboard.json", "rms.a.none.micro.accuracy", "0.5000", "0.7500", "+0.2500", "-", "-"]
 
     assert cli(["diff", "no-such-tag"]) == 1
     err = capsys.readouterr().err.strip()

@@ -127,18 +127,40 @@ def test_a_run_with_nothing_to_do_starts_no_server(monkeypatch, capsys):
 
     calls = []
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd, **kw: calls.append(cmd) or 0)
-    monkeypatch.setattr(server, "local_server", lambda *a, **k: pytest.fail("a server started for a no-op run"))
+    monkeypatch.setattr(server, "start", lambda *a, **k: pytest.fail("a server started for a no-op run"))
     assert cli.main(["run"]) == 0
     assert calls == [["dvc", "status", "-q"]] and "nothing to run" in capsys.readouterr().out
-    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, **kw: calls.append(cmd) or (1 if "status" in cmd else 0))
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, **kw: calls.append(cmd) or 1)   # dvc status: stale
+    from flows import run_dvc, warm_run
+
     started = []
 
-    class Server:
-        def __enter__(self):
-            started.append(1)
-            return "http://127.0.0.1:1/api"
+    class Server:   # what flows.server.start returns; a real one would cost ~10 s
+        ui_url = "http://127.0.0.1:1"
 
-        def __exit__(self, *exc):
-            return False
-    monkeypatch.setattr(server, "local_server", lambda *a, **k: Server())
-    assert cli.main(["run"]) == 0 and started == [1] and calls[-1] == ["dvc", "repro"], "stale: dvc repro runs"
+        def stop(self):
+            started.append("stopped")
+
+    class Warm:
+        def __init__(self, env, log):
+            pass
+
+        def wait_ready(self):
+            return {}
+
+        def stop(self):
+            return "prbench: warm server stopped"
+
+    class Dvc:   # never a real `dvc repro`: this test runs in the checkout itself
+        pid = None
+
+        def __init__(self, cmd, **kw):
+            calls.append(cmd)
+            assert kw.get("start_new_session"), "dvc runs in its own session: Ctrl-C reaches prbench run alone"
+
+        def wait(self):
+            return 0
+    monkeypatch.setattr(server, "start", lambda *a, **k: started.append(1) or Server())
+    monkeypatch.setattr(warm_run, "Warm", Warm)
+    monkeypatch.setattr(run_dvc.subprocess, "Popen", Dvc)
+    assert cli.main(["run"]) == 0 and started == [1, "stopped"] and calls[-1] == ["dvc", "repro"], "stale: dvc repro runs"

@@ -77,6 +77,7 @@ def project(tmp_path_factory, prefect_harness):
         mp.chdir(root)
         _run_stages(root)   # the pipeline's stage order; the last stage is the report
     assert (root / layout.REPORT["page"]).exists()
+    assert json.loads((root / layout.REPORT["headline"]).read_text())["leaderboard"], "dvc metrics diff's short head"
     return root
 
 
@@ -264,8 +265,10 @@ def test_compare_page_shows_the_change_between_two_tags(repo, tmp_path, monkeypa
         texts = a.all_inner_texts()
         assert texts[2:5] == ["50.0%", "75.0%", "+25.0 pp"]
         assert "up" in a.nth(4).get_attribute("class")
+        assert texts[5:7] == ["[65.0%, 85.0%]", "yes"], "v1's 50% is outside v2's interval"
         b = page.locator("#compare-table tr[data-rm=b][data-strategy=none] td").all_inner_texts()
-        assert b[8:11] == ["1", "2", "▼1"], "b shared first place in v1; a passed it in v2"
+        assert b[5:7] == ["[40.0%, 60.0%]", "–"], "unchanged: no verdict"
+        assert b[10:13] == ["1", "2", "▼1"], "b shared first place in v1; a passed it in v2"
         assert page.locator("#n-ranks").inner_text() == "1"
         spearman = page.locator('#compare-correlation tr[data-metric="personalised/bon/spearman"] td')
         assert spearman.all_inner_texts()[3:6] == ["0.000", "0.250", "+0.250"]

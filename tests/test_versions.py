@@ -20,7 +20,8 @@ for r in rows:
     acc.setdefault(r["rm"], []).append(int(r["correct"]))
 acc = {rm: sum(v) / len(v) for rm, v in sorted(acc.items())}
 os.makedirs("metrics", exist_ok=True)
-json.dump({"rms": {rm: {"none": {"micro": {"accuracy": a}}} for rm, a in acc.items()}, "split": "test"},
+json.dump({"rms": {rm: {"none": {"micro": {"accuracy": a, "ci": [round(a - 0.1, 4), round(a + 0.1, 4)]}}}
+                   for rm, a in acc.items()}, "split": "test"},
           open("metrics/leaderboard.json", "w"), sort_keys=True)
 json.dump({"correlations": {"personalised": {"bon": {"spearman": {"value": acc["a"] - acc["b"]}}}}},
           open("metrics/correlation.json", "w"), sort_keys=True)
@@ -109,7 +110,7 @@ def test_cli_subcommand_and_a_bad_revision(repo, monkeypatch, capsys):
     monkeypatch.chdir(repo)
     args = ap.parse_args(["diff", "v1", "HEAD"])
     assert args.func(args) == 0
-    assert "rms.a.none.micro.accuracy" in capsys.readouterr().out
+    assert "a · none  0.5000  0.7500  +0.2500  [0.6500, 0.8500]  yes" in capsys.readouterr().out
     args = ap.parse_args(["diff", "no-such-tag"])
     assert args.func(args) == 1
     err = capsys.readouterr().err.strip()

@@ -16,9 +16,21 @@ import pyarrow.parquet as pq
 from tasks.core.schemas import SCHEMAS, conform
 
 
+def umask() -> int:
+    """The process's umask, read without setting it (os.umask sets it, for every thread at once)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            return next(int(line.split()[1], 8) for line in fh if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        old = os.umask(0o022)
+        os.umask(old)
+        return old
+
+
 def _atomic_target(path: Path):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~umask())   # what open() would give; mkstemp's 0600 locks others out of a shared run
     os.close(fd)
     return Path(tmp)
 

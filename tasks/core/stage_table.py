@@ -130,7 +130,7 @@ TABLE = (
     Stage("leaderboard", "accuracy with bootstrap CIs per RM x strategy x domain, ties and invalid counted",
           layout.LEADERBOARD, deps=(layout.SCORES_DIR,),
           params=("common.seed", "scoring.rms", "scoring.benchmarks", "leaderboard", "llms", *LABELS),
-          plot_axes={layout.LEADERBOARD["plot_data"]: {"x": "rm", "y": "accuracy"}},
+          plot_axes={layout.LEADERBOARD["plot_data"]: {"template": "leaderboard", "x": "accuracy", "y": "rm"}},
           run="tasks.stages.leaderboard:run", ui="flows.ui:leaderboard"),
     Stage("human_eval", "the paper's validity check: humans (or an LLM proxy) rate both answers",
           layout.HUMAN_EVAL, inputs={"pairs": PA["selected_pairs"], "questions": I["questions"],

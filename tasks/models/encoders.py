@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
+from tasks.core.progress import bar as progress_bar
 
 from tasks.core.artifacts import file_hash, text_hash
 from tasks.core.errors import ConfigError, did_you_mean
@@ -86,7 +86,7 @@ class Encoder:
         return np.stack([known[k] for k in keys]) if keys else np.zeros((0, 1), np.float32)
 
     def _encode_batches(self, batches: list, known: dict, progress: bool) -> None:
-        for i in tqdm(range(0, len(batches), 16), desc="encode", unit="chunk", disable=not progress or None):
+        for i in progress_bar(range(0, len(batches), 16), desc="encode" if progress else None, unit="chunk"):
             new = {}
             for batch in batches[i:i + 16]:   # commit every chunk: a crash keeps what was encoded
                 vecs = self.model.encode([t for _, t in batch], batch_size=len(batch), convert_to_numpy=True)

@@ -11,6 +11,7 @@ from tasks.core import layout
 from tasks.core.artifacts import read_table, write_json, write_table
 from tasks.core import results
 from tasks.core.errors import ConfigError
+from tasks.core.progress import bar as progress_bar
 from tasks.models.resources import Resources
 from tasks.models.rms.registry import make_rm
 from tasks.models.strategies import check
@@ -104,12 +105,10 @@ def profile_texts(src: dict, params: dict, res: Resources, qids: set[str]) -> di
 def score_all(rm, pairs: list[dict], questions: dict, contexts: dict, chunk: int) -> list[dict]:
     """Every strategy's rows, in fixed slices of `chunk` pairs (scale.chunk_size: the DAG's batch mates),
     with a progress bar over the answers."""
-    from tqdm.auto import tqdm
-
     from tasks.models import chunks
 
     rows = []
-    with tqdm(total=2 * len(pairs) * len(contexts), desc=f"score {rm.name}", unit="answer", disable=None) as bar:
+    with progress_bar(total=2 * len(pairs) * len(contexts), desc=f"score {rm.name}", unit="answer") as bar:
         for strategy, context in contexts.items():
             for a, b in chunks.slices(len(pairs), chunk):
                 rows += score.score_rows(rm, "personalised", strategy, pairs[a:b], questions, context)

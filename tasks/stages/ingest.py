@@ -6,7 +6,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from tqdm import tqdm
+from tasks.core.progress import bar as progress_bar
 
 from tasks.core.errors import ConfigError, DataError, DataErrors
 from tasks.stages.sources import CONFIGS, SOURCES, SPLITS, check_config, discover, read_rows
@@ -83,7 +83,7 @@ def ingest(sources, *, layout: str = "auto", on_error: str = "fail", limit_per_s
         raise ConfigError(f"ingest.on_error: unknown value '{on_error}'; valid: fail, quarantine")
     out, errors, fatal = IngestResult(), [], []
     seen: dict[str, str] = {}
-    bar = tqdm(desc="ingest rows", unit="row", disable=None)
+    bar = progress_bar(desc="ingest rows", unit="row")
     jobs = [(src, layout, limit_per_split, False) for src in sources]
     jobs += [(src, "lamp_qa", prompts[1], True) for src in prompts[0]]
     for src, src_layout, limit, prompts_only in jobs:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import numpy as np
-from tqdm import tqdm
+from tasks.core.progress import bar as progress_bar
 
 from tasks.models.retrieval import RETRIEVERS, make_retriever, order
 
@@ -37,7 +37,7 @@ def rank_profiles(questions: list[dict], profiles: list[dict], *, retriever: str
     per_question = [by_q[q["id"]] for q in questions]
     all_scores = make_retriever(retriever, encoder).scores(questions, per_question)
     ranked, contexts = [], []
-    for q, items, scores in zip(tqdm(questions, desc="profiles", unit="question", disable=None), per_question,
+    for q, items, scores in zip(progress_bar(questions, desc="profiles", unit="question"), per_question,
                                 all_scores):
         top = [(items[i], float(np.round(scores[i], 6))) for i in order(scores)[:k]]
         ranked.extend({"question_id": q["id"], "rank": r, "item_id": it["item_id"],

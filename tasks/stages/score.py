@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from tqdm import tqdm
+from tasks.core.progress import bar as progress_bar
 
 from tasks.stages.ingest import first_per_domain
 from tasks.models.listwise import outcome
@@ -111,7 +111,7 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict, map_chunks=None) ->
         res = Resources(params)
         built = (make_rm(rm_name, params["scoring"]["rms"][rm_name], res), res)   # fail fast: bad entry, missing key
         map_chunks = lambda cs: [score_chunk(params, rm_name, inputs, c, built=built)  # noqa: E731
-                                 for c in tqdm(cs, desc=f"score {rm_name}", unit="chunk", disable=None)]
+                                 for c in progress_bar(cs, desc=f"score {rm_name}", unit="chunk")]
     results = map_chunks(todo)
     kind, identity = chunks.same_rm(results, rm_name)
     rows = [r for part in results for r in part["rows"]]

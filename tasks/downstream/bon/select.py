@@ -144,6 +144,7 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict, map_chunks=None) ->
     from tasks.downstream.bon import SCORE_PARAMS, bon_params
     from tasks.models.resources import Resources
     from tasks.models.rms.registry import make_rm
+    from tasks.core.progress import bar as progress_bar
     from tasks.models.strategies import EVALUATION_ONLY, check_benchmark_strategy, check_planner_splits
 
     strategy = check_benchmark_strategy(bon_params(params, SCORE_PARAMS)["strategy"], "bon.strategy")
@@ -152,7 +153,8 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict, map_chunks=None) ->
     if map_chunks is None:
         res = Resources(params)
         built = (make_rm(rm_name, params["scoring"]["rms"][rm_name], res), res)   # fail fast: bad entry, missing key
-        map_chunks = lambda cs: [score_chunk(params, rm_name, inputs, c, built=built) for c in cs]  # noqa: E731
+        map_chunks = lambda cs: [score_chunk(params, rm_name, inputs, c, built=built)  # noqa: E731
+                                 for c in progress_bar(cs, desc=f"bon_score {rm_name}", unit="chunk")]
     results = map_chunks(todo)
     kind, identity = chunks.same_rm(results, rm_name)
     samples = read_table(inputs["samples"], "bon_samples").to_pylist()

@@ -53,36 +53,80 @@ def _cell(x, signed=False) -> str:
     return str(x)
 
 
+CI_OF = ("accuracy", "value", "estimate", "mean", "score", "gain", "difference")   # the value a sibling `ci` bounds
+
+
+def intervals(obj, prefix: str = "") -> dict[str, list]:
+    """{flattened key: [lo, hi]} for each value whose dict holds a `ci` beside it (as dvc flattens keys)."""
+    out = {}
+    if isinstance(obj, dict):
+        ci = obj.get("ci")
+        if isinstance(ci, list) and len(ci) == 2:
+            out.update({prefix + k: ci for k in CI_OF if k in obj})
+        for k, v in obj.items():
+            out.update(intervals(v, f"{prefix}{k}."))
+    return out
+
+
+def with_intervals(rows: list[dict], rev_b: str | None, cwd=".") -> list[dict]:
+    """Each row with the new value's CI (where its metrics file holds one) and whether it is beyond noise."""
+    from tasks.downstream.correlation.headline import beyond_noise, read_at
+
+    cis = {f: intervals(read_at(rev_b, f, cwd)) for f in {r["file"] for r in rows} if f.endswith(".json")}
+    for r in rows:
+        r["ci"] = cis.get(r["file"], {}).get(r["metric"])
+        r["beyond"] = beyond_noise(r["old"], r["ci"])
+    return rows
+
+
 def format_diff(rows: list[dict], rev_a: str, rev_b: str | None) -> str:
     span = f"{rev_a} -> {rev_b or 'workspace'}"
     if not rows:
         return f"no accuracy, downstream score or correlation changed ({span})"
-    lines = [["kind", "file", "metric", "old", "new", "change"]]
-    lines += [[r["kind"], r["file"], r["metric"], _cell(r["old"]), _cell(r["new"]), _cell(r["change"], True)]
-              for r in rows]
+    lines = [["kind", "file", "metric", "old", "new", "change", "new CI", "beyond noise"]]
+    for r in rows:
+        ci = f"[{_cell(r['ci'][0])}, {_cell(r['ci'][1])}]" if r.get("ci") else "-"
+        lines.append([r["kind"], r["file"], r["metric"], _cell(r["old"]), _cell(r["new"]), _cell(r["change"], True),
+                      ci, {True: "yes", False: "no"}.get(r.get("beyond"), "-")])
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     body = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines]
     plots = f"dvc plots diff {rev_a}" + (f" {rev_b}" if rev_b else "")
     return "\n".join([f"metrics changed ({span}); plots side by side: `{plots}`", *body])
 
 
+def _in_headline(file: str, metric: str) -> bool:
+    from tasks.downstream.correlation.headline import CORRELATION, LEADERBOARD
+
+    parts = metric.split(".")
+    return (file == LEADERBOARD and parts[0] == "rms" and parts[-2:] == ["micro", "accuracy"]) or (
+        file == CORRELATION and metric == "primary.estimate")
+
+
 def cmd_diff(args) -> int:
+    from tasks.downstream.correlation.headline import format_headline, headline_rows
+
     try:
         raw = metrics_diff(args.rev_a, args.rev_b, targets=args.targets)
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return 1
-    print(format_diff(diff_rows(raw, args.all_metrics), args.rev_a, args.rev_b))
+    rows = diff_rows(raw, all_metrics=True)
+    others = sum(not _in_headline(r["file"], r["metric"]) for r in rows)
+    print(format_headline(headline_rows(args.rev_a, args.rev_b), args.rev_a, args.rev_b, 0 if args.all_metrics else others))
+    if args.all_metrics:
+        print()
+        print(format_diff(with_intervals(rows, args.rev_b), args.rev_a, args.rev_b))
     return 0
 
 
 def add_parser(subparsers):
     """Register `prbench diff` on the CLI's subparsers."""
-    ap = subparsers.add_parser("diff", help="accuracies and correlations changed between two versions "
-                                            "(dvc metrics diff; see also dvc plots diff)")
+    ap = subparsers.add_parser("diff", help="what changed between two versions: a headline (leaderboard, primary "
+                                            "correlation) with intervals; --all for every metric (dvc metrics diff)")
     ap.add_argument("rev_a", help="a git revision: tag, commit or branch")
     ap.add_argument("rev_b", nargs="?", default=None, help="another revision (default: the workspace)")
-    ap.add_argument("--all-metrics", action="store_true", help="every changed metric, not only accuracies and correlations")
+    ap.add_argument("--all", "--all-metrics", dest="all_metrics", action="store_true",
+                    help="after the headline, every changed metric with its interval")
     ap.add_argument("--targets", nargs="+", default=None, help="only these metrics files")
     ap.set_defaults(func=cmd_diff)
     return ap

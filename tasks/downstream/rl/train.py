@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tasks.core.artifacts import replace_dir
 from tasks.core.errors import ConfigError, did_you_mean
+from tasks.core.progress import bar as progress_bar
 from tasks.downstream.rl import NOT_CAPABLE, NOT_SELECTED, TRAINED, TRAIN_PARAMS, rl_params
 from tasks.downstream.rl.algorithms import ALGORITHMS, Job
 from tasks.downstream.rl.curves import STEP_COLUMNS, plot_steps, step_rows, write_steps  # noqa: F401
@@ -67,12 +68,20 @@ def train_policy(reward, questions, messages, p: dict, seed: int, cache_dir) -> 
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         # accelerate's wrapper is an Optimizer too and calls the real one: count the real one's steps only
-        hook = register_optimizer_step_post_hook(lambda opt, *_: None if hasattr(opt, "optimizer") else steps.append(1))
+        micro, mini, batch = trainers.sizes(t)
+        bar = progress_bar(desc="rl_train", unit="step", total=int(t["updates"]) * (batch // mini) if t.get("updates") else None)
+
+        def step(opt, *_):
+            if not hasattr(opt, "optimizer"):
+                steps.append(1)
+                bar.update(1)
+
+        hook = register_optimizer_step_post_hook(step)
         try:
             trainer.train()
         finally:
             hook.remove()
-        micro, mini, batch = trainers.sizes(t)
+            bar.close()
         lrs = [h.get("lr", h.get("learning_rate")) for h in trainer.state.log_history
                if h.get("lr", h.get("learning_rate")) is not None]
         facts = {"trained_parameters": n_trained, "optimizer_steps": len(steps),

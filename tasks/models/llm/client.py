@@ -10,8 +10,7 @@ import dataclasses
 import threading
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
-from tqdm.auto import tqdm
-
+from tasks.core.progress import bar as progress_bar
 from tasks.models.llm.base import Backend, Completion, GenParams, LLMCallFailed
 from tasks.models.llm.cache import CallCache, call_key
 from tasks.models.llm.retry import AuthError, Backoff, FatalError, call_with_retries, is_retryable
@@ -89,8 +88,8 @@ class LLM:
                 results[i] = hit
             else:
                 todo[key] = [i]
-        bar = tqdm(total=len(requests), initial=len(requests) - sum(map(len, todo.values())),
-                   desc=progress, disable=progress is None, leave=False)
+        bar = progress_bar(total=len(requests), initial=len(requests) - sum(map(len, todo.values())), desc=progress,
+                           unit="call")
         workers = self.concurrency if self.backend.parallel_safe else 1
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm") if workers > 1 else None
         try:
@@ -135,7 +134,7 @@ class LLM:
                 results[j][i] = hit
             for first, count in _runs(missing):
                 runs.setdefault((self.generate_key(messages, params, first), first, count), []).append(j)
-        bar = tqdm(total=sum(c for _, _, c in runs), desc=progress, disable=progress is None, leave=False)
+        bar = progress_bar(total=sum(c for _, _, c in runs), desc=progress, unit="call")
         workers = self.concurrency if self.backend.parallel_safe else 1
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm")
         try:

@@ -17,7 +17,7 @@ import math
 import re
 from typing import Literal
 
-from tqdm import tqdm
+from tasks.core.progress import bar as progress_bar
 
 from tasks.core.errors import ConfigError
 from tasks.models.llm import GenParams
@@ -99,7 +99,7 @@ class PairwiseJudge(_LLMJudge):
     def _prefer_a(self, prompts) -> list[float | None]:
         if self.verdict == "logprobs":
             prefs = []
-            for m in tqdm(prompts, desc=self.name, unit="call", disable=None):
+            for m in progress_bar(prompts, desc=self.name, unit="call"):
                 lp = self.llm.choice_logprobs(m, ["A", "B"])
                 prefs.append(log_ratio(lp["A"], lp["B"]))
             return prefs
@@ -117,7 +117,7 @@ class PointwiseJudge(_LLMJudge):
         hashes = [input_hash(m[0]["content"]) for m in prompts]
         if self.verdict == "logprobs":
             scores = []
-            for m in tqdm(prompts, desc=self.name, unit="call", disable=None):
+            for m in progress_bar(prompts, desc=self.name, unit="call"):
                 lp = self.llm.choice_logprobs(m, ["Yes", "No"])
                 scores.append(log_ratio(lp["Yes"], lp["No"]))
         else:

@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 
 from tasks.core import layout
-from tasks.core.artifacts import file_hash, write_text
+from tasks.core.artifacts import file_hash, write_json, write_text
 from tasks.ops.report import benchmarks, board, downstream, methods, provenance
 from tasks.ops.report.sources import DATASET, Sources
 
@@ -78,6 +78,11 @@ def run(params: dict, inputs: dict, code_version: str, out: dict) -> dict:
     context = run_context(params, inputs, code_version)
     html = render("run.html.j2", context)
     write_text(html, out["page"])
+    if out.get("headline"):   # the short head of `dvc metrics diff` (tasks/downstream/correlation/headline.py)
+        from tasks.downstream.correlation.headline import headline_metrics
+
+        src = Sources(inputs)
+        write_json(headline_metrics(src.json("leaderboard_metrics"), src.json("correlation_metrics")), out["headline"])
     fixed = [("headline", "headline"), ("leaderboard", "leaderboard"), ("domains", "heatmaps"), ("validity", "validity")]
     present = [s for s, key in fixed if context[key] is not None]
     present += [d["name"] for d in context["downstream"] if d["context"] is not None]

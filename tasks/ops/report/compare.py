@@ -53,11 +53,23 @@ def rank_change(ra, rb) -> dict:
             "cls": "up" if moved > 0 else "down" if moved < 0 else ""}
 
 
+def noise(old, new, ci, percent: bool = False) -> list[dict]:
+    """Two cells: version B's CI and whether A's value lies outside it ("beyond noise": a screen, not a
+    test; tasks/downstream/correlation/headline.py says why)."""
+    from tasks.downstream.correlation.headline import beyond_noise
+
+    flag = beyond_noise(old, ci) if old != new else None
+    text = (f"[{fmt.pct(ci[0])}, {fmt.pct(ci[1])}]" if percent else fmt.ci(*ci)) if ci else fmt.DASH
+    return [{"v": fmt.sort_key(ci[0] if ci else None), "text": text, "cls": ""},
+            {"v": {True: 1, False: 0}.get(flag, -1), "text": {True: "yes", False: "no"}.get(flag, fmt.DASH),
+             "cls": "changed" if flag else ""}]
+
+
 def _pairs(raw: dict, file: str) -> dict:
     return {k: (v.get("old"), v.get("new")) for k, v in (raw.get(file) or {}).items()}
 
 
-def leaderboard(raw: dict) -> dict:
+def leaderboard(raw: dict, cis: dict | None = None) -> dict:
     fields = defaultdict(dict)
     for key, ov in _pairs(raw, layout.LEADERBOARD["metrics"]).items():
         m = LB_FIELD.match(key)
@@ -75,6 +87,8 @@ def leaderboard(raw: dict) -> dict:
         for name in ("micro.accuracy", "macro.accuracy"):
             o, n = get(name)
             cells += [_plain(o, fmt.pct(o)), _plain(n, fmt.pct(n)), delta(o, n, percent=True)]
+            if name == "micro.accuracy":   # B's interval, and whether A's value is outside it
+                cells += noise(o, n, (cis or {}).get(f"rms.{rm}.{s}.micro.accuracy"), percent=True)
         moved = rank_change(ra, rb)
         cells += [_plain(ra, fmt.num(ra)), _plain(rb, fmt.num(rb)), moved]
         for name in ("ties", "invalid", "truncated"):
@@ -103,7 +117,7 @@ def correlation(raw: dict) -> list[dict]:
         st = status[(b, d)]
         rows.append({"benchmark": b, "downstream": d, "metric": metric,
                      "old": fmt.num(vo), "old_ci": fmt.ci(lo_o, hi_o), "new": fmt.num(vn), "new_ci": fmt.ci(lo_n, hi_n),
-                     "delta": delta(vo, vn), "p_old": fmt.p_value(po), "p_new": fmt.p_value(pn),
+                     "delta": delta(vo, vn), "beyond": noise(vo, vn, [lo_n, hi_n] if lo_n is not None else None)[1], "p_old": fmt.p_value(po), "p_new": fmt.p_value(pn),
                      "n_rms": " → ".join(dict.fromkeys(fmt.num(x) for x in st.get("n_rms", (None, None)))),
                      "status": " → ".join(dict.fromkeys(str(x) for x in st.get("status", (None, None)) if x is not None))})
     return rows
@@ -136,15 +150,18 @@ def human(raw: dict) -> list[dict]:
     return [{"key": k, **_side_by_side(*pairs[k], digits=2)} for k in HUMAN_KEYS if k in pairs]
 
 
-def changed(raw: dict) -> list[dict]:
-    """Every metric whose value differs, in `prbench diff`'s order and kinds."""
+def changed(raw: dict, cis: dict | None = None) -> list[dict]:
+    """Every metric whose value differs, in `prbench diff`'s order and kinds, with B's interval where it has one."""
     return [{"kind": r["kind"], "file": r["file"], "metric": r["metric"], "old": fmt.value(r["old"]),
-             "new": fmt.value(r["new"]), "change": delta(r["old"], r["new"])}
+             "new": fmt.value(r["new"]), "change": delta(r["old"], r["new"]),
+             "noise": noise(r["old"], r["new"], (cis or {}).get(r["file"], {}).get(r["metric"]))}
             for r in diff.diff_rows(raw, all_metrics=True) if r["old"] != r["new"]]
 
 
-def compare_context(raw: dict, rev_a: str, rev_b: str | None, title: str) -> dict:
-    board, corr, every = leaderboard(raw), correlation(raw), changed(raw)
+def compare_context(raw: dict, rev_a: str, rev_b: str | None, title: str, cis: dict | None = None) -> dict:
+    """`cis`: {metrics file: {flattened key: [lo, hi]}} of version B (dvc's diff leaves lists out)."""
+    cis = cis or {}
+    board, corr, every = leaderboard(raw, cis.get(layout.LEADERBOARD["metrics"])), correlation(raw), changed(raw, cis)
     return {"title": title, "mode": "compare", "rev_a": rev_a, "rev_b": rev_b or "workspace", "board": board,
             "correlation": corr, "bon": bon(raw), "data": data(raw), "human": human(raw), "changed": every,
             "summary": {"accuracies": board["changed"], "ranks": board["rank_changes"],
@@ -154,5 +171,8 @@ def compare_context(raw: dict, rev_a: str, rev_b: str | None, title: str) -> dic
 def build(rev_a: str, rev_b: str | None = None, *, cwd=".", title: str = "prbench: two versions") -> str:
     from tasks.ops.report.build import render
 
+    from tasks.downstream.correlation.headline import read_at
+
     raw = diff.metrics_diff(rev_a, rev_b, cwd=cwd, unchanged=True)
-    return render("compare.html.j2", compare_context(raw, rev_a, rev_b, title))
+    cis = {f: diff.intervals(read_at(rev_b, f, cwd)) for f in raw if f.endswith(".json")}
+    return render("compare.html.j2", compare_context(raw, rev_a, rev_b, title, cis))

@@ -12,6 +12,7 @@ from tasks.stages.benchmarks import get
 from tasks.stages.benchmarks.base import format_profile
 from tasks.core.determinism import stable_rng
 from tasks.core.errors import ConfigError
+from tasks.core.progress import bar as progress_bar
 from tasks.stages.leaderboard import boot_means
 from tasks.models.listwise import credit, score_items
 
@@ -52,12 +53,15 @@ def contexts(items, strategy: str) -> list[str]:
 def score(rm, name: str, bench, items, chunk_size: int = 256, strategies: list[str] | None = None) -> list[dict]:
     """Rows of each strategy the benchmark scores (`strategies`: only these of them, in its order)."""
     rows = []
-    for strategy in [s for s in bench.strategies() if strategies is None or s in strategies]:
-        for a in range(0, len(items), chunk_size):
-            part = items[a:a + chunk_size]
-            for r in score_items(rm, part, contexts(part, strategy)):
-                rows.append({"rm": rm.name, "benchmark": name, "source": bench.name, "rm_kind": rm.kind,
-                             "rm_identity": rm.identity(), "strategy": strategy, **r})
+    chosen = [s for s in bench.strategies() if strategies is None or s in strategies]
+    with progress_bar(total=len(items) * len(chosen), desc=f"{name} {rm.name}", unit="item") as bar:
+        for strategy in chosen:
+            for a in range(0, len(items), chunk_size):
+                part = items[a:a + chunk_size]
+                for r in score_items(rm, part, contexts(part, strategy)):
+                    rows.append({"rm": rm.name, "benchmark": name, "source": bench.name, "rm_kind": rm.kind,
+                                 "rm_identity": rm.identity(), "strategy": strategy, **r})
+                bar.update(len(part))
     return rows
 
 

@@ -1,0 +1,43 @@
+"""`prbench run` with DVC: a local Prefect server and the warm stage server around `dvc repro`, and a
+stop on Ctrl-C or SIGTERM that leaves no process and no temp folder behind (flows/stopping.py)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run_dvc(targets: list[str], env: dict) -> int:
+    """`dvc repro targets` reported to a fresh local Prefect server, stages in warm forks; its status
+    (128 + the signal when stopped)."""
+    from flows import server as srv
+    from flows.stopping import Interrupted, ignoring_signals, raising_signals, stop_tree
+    from flows.warm_run import Warm
+
+    port = srv.free_port()
+    env = {**env, "PREFECT_API_URL": f"http://127.0.0.1:{port}/api"}
+    Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
+    server = warm = dvc = None
+    with raising_signals():   # a second signal while stopping is ignored (stop_tree, the cleanup)
+        try:
+            warm = Warm(env, os.path.join(os.environ["PREFECT_HOME"], "warm.log"))   # imports while the server starts
+            server = srv.start(port=port)
+            print(f"prbench: Prefect server at {server.ui_url} (stopped at the end)", flush=True)
+            # a session of its own: Ctrl-C reaches this process only, which stops dvc's stage first
+            dvc = subprocess.Popen(["dvc", "repro", *targets], env={**env, **warm.wait_ready()}, start_new_session=True)
+            rc = dvc.wait()
+        except Interrupted as stop:
+            rc = 128 + stop.signum
+            n = stop_tree(dvc.pid if dvc else None)
+            print(f"prbench: stopped by {stop} ({n} process(es) ended). Finished stages are kept in dvc.lock: "
+                  "`prbench run` resumes from there", file=sys.stderr, flush=True)
+        finally:
+            with ignoring_signals():
+                if dvc is not None:
+                    dvc.wait()
+                if server is not None:
+                    server.stop()
+                if warm is not None:
+                    print(warm.stop(), flush=True)
+    return rc
