@@ -83,6 +83,6 @@ def test_report_shows_the_benchmark_matrix_and_each_board_with_chance(tmp_path, 
     boards = {b["name"]: b for b in context["benchmark_boards"]}
     row = next(r for r in boards["rb2-demo"]["rows"] if r["rm"] == "longer")
     assert (row["accuracy"], row["chance"], row["n"], row["ties"]) == ("0.500", "0.250", 6, 2)
-    assert "overall 0.5032" in row["published"]
+    assert "score 0.6421" in row["published"]
     html = render("run.html.j2", context)
     assert 'id="benchmark-matrix"' in html and 'data-benchmark="prism-demo"' in html and "chance" in html

@@ -39,6 +39,7 @@ class RawRow:
     index: int
     row: object             # parsed JSON value; should be a dict
     error: DataError | None = None   # set when the row itself could not be parsed
+    config: str | None = None        # the hub config it was read from (a domain, for ours)
 
 
 def check_config(name: str, where: str) -> str:
