@@ -132,7 +132,7 @@ def cmd_score(args) -> int:
 
         get(benchmark, "--benchmark")   # an unknown name: "did you mean"
         print(score_benchmark(params, entry=entry, name=name, benchmark=benchmark, data=args.data, out=out,
-                              subset=args.subset, limit=args.limit))
+                              subset=args.subset, limit=args.limit, revision=args.data_revision))
         print(f"prbench: per-item scores and metrics under {out}/")
         return 0
     table = quick_score(params, entry=entry, name=name, data=args.data, strategies=args.strategy.split(","), out=out,
@@ -241,6 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
                                         " (--data: its local copy or hub id; default its published hub id); detected "
                                         "from --data's layout")
     sc.add_argument("--subset", help="--benchmark: only this subset")
+    sc.add_argument("--data-revision", metavar="REV", help="--benchmark from the hub: the dataset's revision (a branch, "
+                                                          "tag or commit sha; default main), recorded as the sha read")
     sc.add_argument("--out", help="output folder (default results/score-<name>)")
     sc.add_argument("--params", default=None, help="params file (default params.yaml)")
     sc.set_defaults(func=cmd_score)

@@ -20,7 +20,9 @@ def label(hub_id: str, revision: str | None, config: str | None, split: str) -> 
 
 
 def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    from huggingface_hub import constants   # HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE), as the clients read it
+
+    return bool(constants.HF_HUB_OFFLINE)
 
 
 def _fail(where: str, hub_id: str, revision: str | None, config, split, why: str) -> ConfigError:

@@ -47,7 +47,7 @@ def _layout(row: dict) -> str | None:
 
 
 def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, data: str | None, out: Path,
-                    subset: str | None = None, limit: int | None = None) -> str:
+                    subset: str | None = None, limit: int | None = None, revision: str | None = None) -> str:
     from tasks.core.artifacts import write_json, write_table
     from tasks.stages.benchmarks import scoring
     from tasks.models.resources import Resources
@@ -57,11 +57,18 @@ def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, dat
     rm = make_rm(name, entry, res)
     local = data and Path(data).exists()
     spec = {"source": benchmark, "path": data if local else None, "hub_id": None if local else data,
-            "subset": subset, "limit": limit}
+            "subset": subset, "limit": limit, "revision": revision}
     bench, items = scoring.load(benchmark, spec)
     rows = scoring.score(rm, benchmark, bench, items)
     write_table(rows, out / "scores.parquet", "list_scores")
     metrics = scoring.summary(rows, bench, params["leaderboard"], params["common"]["seed"])
     write_json({"rm": name, "entry": entry, "identity": rm.identity(), "benchmark": benchmark,
-                "data": data or bench.hub_id, "items": len(items), **metrics, "run": res.stats()}, out / "metrics.json")
-    return scoring.format_summary(benchmark, name, metrics)
+                "data": data or bench.hub_id, **dataset_read(bench, revision), "items": len(items), **metrics,
+                "run": res.stats()}, out / "metrics.json")
+    read = f"read at revision {bench.revision}\n" if bench.revision else ""
+    return read + scoring.format_summary(benchmark, name, metrics)
+
+
+def dataset_read(bench, asked: str | None) -> dict:
+    """What a results JSON records of the data read: the revision asked and the commit sha read (hub only)."""
+    return {"revision_asked": asked or "main", "revision": bench.revision} if bench.revision else {}

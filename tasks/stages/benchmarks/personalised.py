@@ -27,6 +27,10 @@ class Personalised(Benchmark):
     has_profile = True
     rule = "pairwise accuracy, a tie wrong (the authors' release), micro over the three domains"
 
+    def files(self, path):
+        """A local copy's test files only (a LaMP-QA folder holds train files too: not the benchmark)."""
+        return [f for f in super().files(path) if _split(f) == "test"]
+
     def item(self, row):
         problems = row_problems(row.data, with_pairs=True)
         if problems:
@@ -41,6 +45,13 @@ class Personalised(Benchmark):
 
     def metrics(self, rows, policy):
         return published_accuracy(self.rule, rows)
+
+
+def _split(f: Path) -> str:
+    try:
+        return name_to_config_split(f)[1]
+    except DataError:
+        return "test"   # a single file without a config in its name: the benchmark's rows
 
 
 def _domain(raw) -> str:

@@ -15,7 +15,7 @@ from tasks.core.errors import ConfigError
 from tasks.stages.leaderboard import boot_means
 from tasks.models.listwise import credit, score_items
 
-ENTRY_KEYS = ("source", "path", "hub_id", "subset", "limit", "rms")
+ENTRY_KEYS = ("source", "path", "hub_id", "revision", "subset", "limit", "rms")
 
 
 def check_entry(name: str, entry) -> dict:
@@ -34,7 +34,8 @@ def load(name: str, entry: dict):
     """(importer, items) of one params entry."""
     check_entry(name, entry)
     bench = get(entry["source"], f"benchmarks.{name}.source")
-    items = bench.load(entry.get("path"), entry.get("hub_id"), entry.get("subset"), entry.get("limit"))
+    items = bench.load(entry.get("path"), entry.get("hub_id"), entry.get("subset"), entry.get("limit"),
+                       entry.get("revision"))
     if not items:
         raise ConfigError(f"benchmarks.{name}: no items to score")
     return bench, items
