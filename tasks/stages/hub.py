@@ -79,3 +79,32 @@ def _why(exc: Exception, config, split) -> str:
     if "Unknown split" in text or "Bad split" in text:
         return f"no split '{split}' ({text[:200]})"
     return f"{type(exc).__name__}: {text[:240]}"
+
+
+def local_revision(path: str) -> str | None:
+    """The commit sha of a local copy made by `hf download --local-dir` (its .cache/huggingface/download
+    metadata: sha, etag, time per file); None for a copy made any other way. Shas that differ are an error."""
+    from pathlib import Path
+
+    root = Path(path)
+    for folder in [root, *root.parents] if root.is_dir() else list(root.parents):
+        meta = folder / ".cache" / "huggingface" / "download"
+        if meta.is_dir():
+            shas = {f.read_text().split("\n", 1)[0].strip() for f in meta.rglob("*.metadata")}
+            if len(shas) > 1:
+                raise ConfigError(f"{path}: a local copy mixing revisions {', '.join(sorted(shas))}; download it "
+                                  "again at one revision (`hf download ... --revision <sha> --local-dir ...`)")
+            return shas.pop() if shas else None
+    return None
+
+
+def check_pin(key: str, hub_id: str, path: str, pinned: str | None) -> str | None:
+    """The sha of the local copy at `path`; a pinned sha it does not hold is one line with the command."""
+    import re
+
+    read = local_revision(path)
+    if pinned and re.fullmatch(r"[0-9a-f]{40}", pinned) and read != pinned:
+        held = f"revision {read}" if read else "not a `hf download --local-dir` copy"
+        raise ConfigError(f"{key}: pins {pinned} but the local copy at {path} is {held}: run `hf download {hub_id} "
+                          f"--repo-type dataset --revision {pinned} --local-dir {path}`")
+    return read

@@ -31,6 +31,7 @@ class SourceFile:
     split: str
     fmt: str          # json | jsonl | parquet | hub
     hub_id: str | None = None
+    revision: str | None = None   # hub: the commit sha read (resolved from ingest.revision)
 
 
 @dataclass
@@ -177,17 +178,10 @@ def _parquet(path: str) -> Iterator[RawRow]:
 
 @READERS.register("hub")
 def _hub(src: SourceFile) -> Iterator[RawRow]:
-    hub_id = src.hub_id
-    try:
-        import datasets
+    from tasks.stages import hub
 
-        ds = datasets.load_dataset(hub_id, src.config, split=src.split)
-    except Exception as exc:  # noqa: BLE001 - offline, gated, missing: all mean "cannot load"
-        raise ConfigError(f"ingest.hub_id: cannot load '{hub_id}' ({src.config}/{src.split}) from the "
-                          f"HF hub: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}. Without a "
-                          f"network, download the files elsewhere and set ingest.source: files") from None
-    for index, row in enumerate(ds):
-        yield RawRow(src.label, index, row)
+    for index, row in enumerate(hub.rows("ingest.hub_id", src.hub_id, src.config, src.split, src.revision)):
+        yield RawRow(src.label, index, row, config=src.config)
 
 
 @SOURCES.register("files")
@@ -197,8 +191,12 @@ def file_sources(params: dict, configs, splits) -> list[SourceFile]:
 
 @SOURCES.register("hub")
 def hub_params_sources(params: dict, configs, splits) -> list[SourceFile]:
-    return hub_sources(params["hub_id"], configs, splits)
+    return hub_sources(params["hub_id"], configs, splits, params.get("revision"))
 
 
-def hub_sources(hub_id: str, configs, splits) -> list[SourceFile]:
-    return [SourceFile(f"hf://{hub_id}/{c}/{s}", c, s, "hub", hub_id) for c in configs for s in splits]
+def hub_sources(hub_id: str, configs, splits, revision: str | None = None) -> list[SourceFile]:
+    """One source per config and split, all at the commit sha `revision` (null = main) names now."""
+    from tasks.stages import hub
+
+    sha = hub.resolve("ingest.hub_id", hub_id, revision, configs[0] if configs else None, splits[0] if splits else "")
+    return [SourceFile(hub.label(hub_id, sha, c, s), c, s, "hub", hub_id, sha) for c in configs for s in splits]
