@@ -3,6 +3,7 @@ local fake Hub (tests/fakes/hf_datasets.py) holding each dataset in its publishe
 (tests/hub_layouts.py). Each gives the items and published numbers its local copy gives, at the
 revision it resolved; a pinned sha then loads from the HF cache offline."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -51,3 +52,58 @@ def test_every_benchmark_from_its_publishers_layout_through_the_real_client(tmp_
     assert prb["items"] == 3 and prb["profiles"] == 3
     assert from_hub["rm-bench"]["published"]["score"] == 0.7222
     assert from_hub["ppe-human"]["published"]["ties_dropped"] >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_each_hub_failure_is_one_line_and_a_pinned_sha_loads_offline(tmp_path):
+    rb2_id, ppe_id, ours_id = (LAYOUTS[n][0] for n in ("rewardbench2", "ppe-human", "personalised"))
+    with FakeDatasetHub(token="hf_good") as hub:
+        sha = hub.publish(rb2_id, LAYOUTS["rewardbench2"][1]())
+        hub.publish(rb2_id, {**LAYOUTS["rewardbench2"][1](), "extra.txt": "a newer commit"})   # main moves on
+        hub.publish(ppe_id, LAYOUTS["ppe-human"][1](), gated=True)
+        two = {k: v for k, v in LAYOUTS["personalised"][1]().items() if not k.startswith("Society")}
+        two["README.md"] = two["README.md"].split("- config_name: Society")[0] + "---\n"
+        hub.publish(ours_id, two)
+        bad = hub_layouts_with_a_string_for_a_list()
+        hub.publish("someone/rb2-copy", bad)
+        jobs = [{"benchmark": "rewardbench2", "revision": sha},                          # pinned: read, cached
+                {"benchmark": "ppe-human"},                                              # gated, token accepted
+                {"benchmark": "ppe-human", "hub_id": "lmarena-ai/PPE-human-preference-v1"},   # ids are case-sensitive
+                {"benchmark": "personalised"},                                           # a config missing
+                {"benchmark": "rewardbench2", "hub_id": "someone/rb2-copy"},             # schema mismatch
+                {"benchmark": "rewardbench2", "revision": "v9"}]                         # no such revision
+        ok, gated, missing, config, schema, rev = run_probe(jobs, hub_env(hub, tmp_path, HF_TOKEN="hf_good"), tmp_path)
+        no_token, = run_probe([{"benchmark": "ppe-human"}], hub_env(hub, tmp_path), tmp_path, "anon")
+        wrong, = run_probe([{"benchmark": "ppe-human"}], hub_env(hub, tmp_path, HF_TOKEN="hf_bad"), tmp_path, "wrong")
+        offline = hub_env(hub, tmp_path, HF_HUB_OFFLINE="1")
+    assert ok["revision"] == sha and ok["items"] == 6 and "error" not in gated
+    where = "benchmarks (ppe-human): cannot load hf://lmarena-ai/PPE-human-preference-v1@main/test: "
+    assert missing["error"].startswith(where + "no such dataset repo on http://127.0.0.1:") and "case-sensitive" in missing["error"]
+    for refused in (no_token, wrong):
+        assert ("accept the terms at https://huggingface.co/datasets/lmarena-ai/PPE-Human-Preference-V1, set HF_TOKEN"
+                in refused["error"])
+    assert "(HF_TOKEN is not set)" in no_token["error"] and "(HF_TOKEN was refused)" in wrong["error"]
+    assert re.match(r"benchmarks \(personalised\): cannot load hf://QiyaoMa/Personalized-RewardBench@[0-9a-f]{40}/"
+                    r"Society_and_Culture/test: no config 'Society_and_Culture'", config["error"])
+    assert re.fullmatch(r"hf://someone/rb2-copy@[0-9a-f]{40}/test: row 0 \(id=fact-1\): field 'chosen': "
+                        r"expected a list of strings, got str", schema["error"])
+    assert rev["error"].startswith("benchmarks (rewardbench2): cannot load hf://allenai/reward-bench-2@v9/test: "
+                                   "no revision 'v9'")
+    assert all("\n" not in r["error"] for r in (missing, no_token, wrong, config, schema, rev))
+    # the hub is gone: the pinned sha loads from the HF cache; what was never fetched says how to fetch it
+    cached, never = run_probe([{"benchmark": "rewardbench2", "revision": sha}, {"benchmark": "rm-bench"}], offline,
+                              tmp_path, "offline")
+    assert cached["revision"] == sha and cached["published"] == ok["published"]
+    assert never["error"] == ("benchmarks (rm-bench): cannot load hf://THU-KEG/RM-Bench@main/train: offline "
+                              "(HF_HUB_OFFLINE) and revision 'main' is not in the HF cache; where the network is, run "
+                              "`hf download THU-KEG/RM-Bench --repo-type dataset --revision main` (same HF_HOME), "
+                              "or unset HF_HUB_OFFLINE")
+
+
+def hub_layouts_with_a_string_for_a_list() -> dict:
+    from tests.fakes.hf_datasets import parquet
+
+    files = LAYOUTS["rewardbench2"][1]()
+    rows = [{"id": "fact-1", "prompt": "p", "chosen": "one answer", "rejected": ["a", "b"], "subset": "Factuality"}]
+    return {**files, "data/test-00000-of-00001.parquet": parquet(rows)}
