@@ -241,8 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         " (--data: its local copy or hub id; default its published hub id); detected "
                                         "from --data's layout")
     sc.add_argument("--subset", help="--benchmark: only this subset")
-    sc.add_argument("--data-revision", metavar="REV", help="--benchmark from the hub: the dataset's revision (a branch, "
-                                                          "tag or commit sha; default main), recorded as the sha read")
+    sc.add_argument("--data-revision", metavar="REV", help="--benchmark from the hub: the dataset's branch, tag or sha")
     sc.add_argument("--out", help="output folder (default results/score-<name>)")
     sc.add_argument("--params", default=None, help="params file (default params.yaml)")
     sc.set_defaults(func=cmd_score)
