@@ -90,6 +90,9 @@ def probe(jobs: list[dict]) -> list[dict]:
     rm = make_rm("length-longer", {"kind": "length-longer"}, None)
     out = []
     for job in jobs:
+        if "argv" in job or "ingest" in job:
+            out.append(_cli(job["argv"]) if "argv" in job else _ingest(job["ingest"]))
+            continue
         name = job["benchmark"]
         try:
             bench, items = scoring.load(name, {"source": name, "path": job.get("path"), "hub_id": job.get("hub_id"),
@@ -104,6 +107,23 @@ def probe(jobs: list[dict]) -> list[dict]:
                     "accuracy": {s: e["accuracy"] for s, e in m["strategies"].items()},
                     "published": m["strategies"]["none"]["published"]})
     return out
+
+
+def _cli(argv: list[str]) -> dict:
+    """`prbench score ...` as a user runs it: its exit code and the metrics.json it wrote."""
+    from flows import cli
+
+    rc = cli.main(argv)
+    return {"rc": rc, "metrics": json.loads((Path(argv[argv.index("--out") + 1]) / "metrics.json").read_text())}
+
+
+def _ingest(params: dict) -> dict:
+    """`ingest.source: hub` of the released layout: the pairs read and the revision it records."""
+    from tasks.stages import ingest
+
+    res = ingest.ingest_from_params(params)
+    m = ingest.ingest_metrics(res)
+    return {"pairs": m["pairs"], "revision": m.get("revision"), "files": [f["file"] for f in m["files"]]}
 
 
 if __name__ == "__main__":   # python -m tests.hub_layouts JOBS.json OUT.json

@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.fakes.hf_datasets import FakeDatasetHub
 from tests.hub_layouts import DOMAINS, LAYOUTS
+from tests.stage_project import shipped_params
 
 
 OFFLINE = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
@@ -38,8 +39,21 @@ def test_every_benchmark_from_its_publishers_layout_through_the_real_client(tmp_
     with FakeDatasetHub() as hub:
         shas = {name: hub.publish(repo, files()) for name, (repo, files, _) in LAYOUTS.items()}
         jobs = [{"benchmark": name} for name in LAYOUTS] + [{"benchmark": n, "path": str(LAYOUTS[n][2])} for n in LAYOUTS]
+        ours = LAYOUTS["personalised"][0]
+        jobs += [{"argv": ["score", "--kind", "length-longer", "--benchmark", "personalised", "--data", ours,
+                           "--out", str(tmp_path / "score")]},
+                 {"ingest": {**shipped_params()["ingest"], "source": "hub", "hub_id": ours, "layout": "rewardbench",
+                             "splits": ["test"], "revision": shas["personalised"]}}]
         got = run_probe(jobs, hub_env(hub, tmp_path), tmp_path)
-    from_hub, local = dict(zip(LAYOUTS, got[:len(LAYOUTS)])), dict(zip(LAYOUTS, got[len(LAYOUTS):]))
+    cli_run, ingested = got[-2:]
+    # `prbench score --benchmark personalised` on the hub copy: every config's pairs, the domains as subsets
+    assert cli_run["rc"] == 0 and cli_run["metrics"]["items"] == 30
+    assert cli_run["metrics"]["revision"] == shas["personalised"] and cli_run["metrics"]["revision_asked"] == "main"
+    assert list(cli_run["metrics"]["strategies"]["none"]["subsets"]) == list(DOMAINS)
+    # ingest.source: hub, pinned: the same pairs, the sha recorded in its metrics and in each file's label
+    assert ingested["pairs"] == 30 and ingested["revision"] == {ours: shas["personalised"]}
+    assert all(f.startswith(f"hf://{ours}@{shas['personalised']}/") for f in ingested["files"])
+    from_hub, local = dict(zip(LAYOUTS, got[:len(LAYOUTS)])), dict(zip(LAYOUTS, got[len(LAYOUTS):2 * len(LAYOUTS)]))
     for name in LAYOUTS:
         assert "error" not in from_hub[name], from_hub[name]
         assert from_hub[name]["revision"] == shas[name]          # the sha it read, resolved from main
