@@ -99,7 +99,9 @@ def ingest(sources, *, layout: str = "auto", on_error: str = "fail", limit_per_s
 
 def _ingest_source(src, out, errors, seen, bar, layout, limit_per_split, pair_source, prompts_only=False):
     domain, kept, with_pairs = CONFIGS[src.config], 0, layout == "rewardbench"
+    label, revision = src.label, None
     for raw in read_rows(src):
+        label, revision = raw.file, raw.revision
         bar.update()
         if limit_per_split is not None and kept >= limit_per_split:
             break
@@ -122,9 +124,8 @@ def _ingest_source(src, out, errors, seen, bar, layout, limit_per_split, pair_so
         seen[row_id] = f"{raw.file} row {raw.index}"
         kept += 1
         _emit(out, raw.row, domain, src.split, with_pairs, pair_source, prompts_only)
-    out.files.append({"file": src.label, "config": src.config, "split": src.split, "rows": kept,
-                      "role": "rl_prompts" if prompts_only else "benchmark",
-                      **({"revision": src.revision} if src.revision else {})})
+    out.files.append({"file": label, "config": src.config, "split": src.split, "rows": kept,
+                      "role": "rl_prompts" if prompts_only else "benchmark", **({"revision": revision} if revision else {})})
 
 
 def validate_path(path: str, layout: str = "auto") -> list[str]:

@@ -31,7 +31,7 @@ class SourceFile:
     split: str
     fmt: str          # json | jsonl | parquet | hub
     hub_id: str | None = None
-    revision: str | None = None   # hub: the commit sha read (resolved from ingest.revision)
+    revision: str | None = None   # hub: ingest.revision as asked (null = main), resolved to a sha when read
 
 
 @dataclass
@@ -41,6 +41,7 @@ class RawRow:
     row: object             # parsed JSON value; should be a dict
     error: DataError | None = None   # set when the row itself could not be parsed
     config: str | None = None        # the hub config it was read from (a domain, for ours)
+    revision: str | None = None      # the hub commit sha it was read at
 
 
 def check_config(name: str, where: str) -> str:
@@ -180,8 +181,10 @@ def _parquet(path: str) -> Iterator[RawRow]:
 def _hub(src: SourceFile) -> Iterator[RawRow]:
     from tasks.stages import hub
 
-    for index, row in enumerate(hub.rows("ingest.hub_id", src.hub_id, src.config, src.split, src.revision)):
-        yield RawRow(src.label, index, row, config=src.config)
+    sha = hub.resolve("ingest.hub_id", src.hub_id, src.revision, src.config, src.split)
+    label = hub.label(src.hub_id, sha, src.config, src.split)
+    for index, row in enumerate(hub.rows("ingest.hub_id", src.hub_id, src.config, src.split, sha)):
+        yield RawRow(label, index, row, config=src.config, revision=sha)
 
 
 @SOURCES.register("files")
@@ -195,8 +198,9 @@ def hub_params_sources(params: dict, configs, splits) -> list[SourceFile]:
 
 
 def hub_sources(hub_id: str, configs, splits, revision: str | None = None) -> list[SourceFile]:
-    """One source per config and split, all at the commit sha `revision` (null = main) names now."""
+    """One source per config and split at `revision` (null = main): resolved to a sha when read, not here
+    (checking params needs no network)."""
     from tasks.stages import hub
 
-    sha = hub.resolve("ingest.hub_id", hub_id, revision, configs[0] if configs else None, splits[0] if splits else "")
-    return [SourceFile(hub.label(hub_id, sha, c, s), c, s, "hub", hub_id, sha) for c in configs for s in splits]
+    return [SourceFile(hub.label(hub_id, revision, c, s), c, s, "hub", hub_id, revision) for c in configs
+            for s in splits]

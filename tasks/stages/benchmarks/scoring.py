@@ -108,7 +108,9 @@ def format_summary(name: str, rm: str, metrics: dict) -> str:
         lines.append(line(f"{strategy} (all)", e) + ("" if method == "pointwise" else f"  [{method}]"))
         lines += [line(f"  {s}", v) for s, v in e["subsets"].items()]
         if e["published"]:
-            lines.append("  published rule: " + ", ".join(f"{k} {v}" for k, v in _flat(e["published"])))
+            pub = {k: v for k, v in e["published"].items() if k != "rule"}
+            lines.append(f"  published ({e['published'].get('rule') or 'its own rule'}): "
+                         + ", ".join(f"{k} {v}" for k, v in _flat(pub)))
     return "\n".join(lines)
 
 
