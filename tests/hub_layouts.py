@@ -90,6 +90,12 @@ def probe(jobs: list[dict]) -> list[dict]:
     rm = make_rm("length-longer", {"kind": "length-longer"}, None)
     out = []
     for job in jobs:
+        if "download" in job:   # `hf download ID --repo-type dataset --revision REV --local-dir DIR`, as a user fetches
+            from huggingface_hub import snapshot_download
+
+            repo, rev, folder = job["download"]
+            out.append({"folder": snapshot_download(repo, repo_type="dataset", revision=rev, local_dir=folder)})
+            continue
         if "argv" in job or "ingest" in job:
             out.append(_cli(job["argv"]) if "argv" in job else _ingest(job["ingest"]))
             continue

@@ -91,6 +91,7 @@ def test_each_hub_failure_is_one_line_and_a_pinned_sha_loads_offline(tmp_path):
         no_token, = run_probe([{"benchmark": "ppe-human"}], hub_env(hub, tmp_path), tmp_path, "anon")
         wrong, = run_probe([{"benchmark": "ppe-human"}], hub_env(hub, tmp_path, HF_TOKEN="hf_bad"), tmp_path, "wrong")
         offline = hub_env(hub, tmp_path, HF_HUB_OFFLINE="1")
+        run_probe([{"download": [rb2_id, sha, str(tmp_path / "rb2")]}], hub_env(hub, tmp_path), tmp_path, "download")
     assert ok["revision"] == sha and ok["items"] == 6 and "error" not in gated
     where = "benchmarks (ppe-human): cannot load hf://lmarena-ai/PPE-human-preference-v1@main/test: "
     assert missing["error"].startswith(where + "no such dataset repo on http://127.0.0.1:") and "case-sensitive" in missing["error"]
@@ -109,6 +110,7 @@ def test_each_hub_failure_is_one_line_and_a_pinned_sha_loads_offline(tmp_path):
     cached, never = run_probe([{"benchmark": "rewardbench2", "revision": sha}, {"benchmark": "rm-bench"}], offline,
                               tmp_path, "offline")
     assert cached["revision"] == sha and cached["published"] == ok["published"]
+    local_copy_in_the_pipeline(tmp_path, sha, "f" * 40)
     assert never["error"] == ("benchmarks (rm-bench): cannot load hf://THU-KEG/RM-Bench@main/train: offline "
                               "(HF_HUB_OFFLINE) and revision 'main' is not in the HF cache; where the network is, run "
                               "`hf download THU-KEG/RM-Bench --repo-type dataset --revision main` (same HF_HOME), "
@@ -121,3 +123,21 @@ def hub_layouts_with_a_string_for_a_list() -> dict:
     files = LAYOUTS["rewardbench2"][1]()
     rows = [{"id": "fact-1", "prompt": "p", "chosen": "one answer", "rejected": ["a", "b"], "subset": "Factuality"}]
     return {**files, "data/test-00000-of-00001.parquet": parquet(rows)}
+
+
+def local_copy_in_the_pipeline(tmp_path, sha, other):
+    """A `benchmarks:` entry on a `hf download --local-dir` copy: its sha recorded; another pinned sha refused."""
+    from tasks.core import layout
+    from tasks.core.errors import ConfigError
+    from tasks.stages.benchmarks import stage
+
+    params = shipped_params()
+    entry = {"source": "rewardbench2", "path": str(tmp_path / "rb2"), "revision": sha, "rms": ["length-longer"],
+             "subset": None, "limit": None, "hub_id": None}
+    out = {k: str(tmp_path / "bench" / v) for k, v in layout.bench_scores("rb2").items()}
+    m = stage.run({**params, "benchmarks": {"rb2": entry}}, "rb2", out)
+    assert (m["hub_id"], m["revision"], m["items"]) == ("allenai/reward-bench-2", sha, 6)
+    with pytest.raises(ConfigError, match=rf"benchmarks.rb2.revision: pins {other} but the local copy at .* is revision "
+                                          rf"{sha}: run `hf download allenai/reward-bench-2 --repo-type dataset "
+                                          rf"--revision {other} --local-dir .*rb2`"):
+        stage.run({**params, "benchmarks": {"rb2": {**entry, "revision": other}}}, "rb2", out)

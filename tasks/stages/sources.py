@@ -67,13 +67,21 @@ def name_to_config_split(path: Path) -> tuple[str, str]:
     return config, split
 
 
+def data_files(root: Path) -> list[Path]:
+    """The data files under `root` (a file or folder), sorted; hidden folders (an `hf download --local-dir`
+    copy's .cache/huggingface metadata) are not data."""
+    if not root.is_dir():
+        return [root] if root.is_file() and root.suffix in FORMATS else []
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in FORMATS
+                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+
+
 def discover(path: str | Path, configs, splits) -> list[SourceFile]:
     """Data files under `path` (a file or folder) for the wanted configs and splits, sorted."""
     root = Path(path)
     if not root.exists():
         raise ConfigError(f"ingest.path: '{root}' does not exist")
-    candidates = sorted(p for p in (root.rglob("*") if root.is_dir() else [root])
-                        if p.is_file() and p.suffix in FORMATS)
+    candidates = data_files(root)
     found = []
     for p in candidates:
         config, split = name_to_config_split(p)

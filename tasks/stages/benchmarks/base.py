@@ -12,7 +12,7 @@ from typing import Iterator
 
 from tasks.core.errors import ConfigError, DataError
 from tasks.models.listwise import Item
-from tasks.stages.sources import FORMATS, RawRow, read_file
+from tasks.stages.sources import RawRow, data_files, read_file
 
 
 class Benchmark:
@@ -32,8 +32,7 @@ class Benchmark:
         root = Path(path)
         if not root.exists():
             raise ConfigError(f"benchmarks ({self.name}): path '{root}' does not exist")
-        found = sorted(p for p in (root.rglob("*") if root.is_dir() else [root])
-                       if p.is_file() and p.suffix in FORMATS)
+        found = data_files(root)
         if not found:
             raise ConfigError(f"benchmarks ({self.name}): no .parquet/.json/.jsonl files under '{root}'")
         return found

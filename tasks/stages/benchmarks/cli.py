@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tasks.stages.sources import FORMATS, read_file
+from tasks.stages.sources import data_files, read_file
 
 OURS = "personalised"   # its layout goes through ingest + retrieval (tasks/ops/quick_score.py), as before
 
@@ -15,7 +15,7 @@ def detect(data: str | None) -> str | None:
     if not data or not Path(data).exists():
         return None
     root = Path(data)
-    files = sorted(p for p in (root.rglob("*") if root.is_dir() else [root]) if p.is_file() and p.suffix in FORMATS)
+    files = data_files(root)
     stems = {p.name.split(".")[0].split("-")[0] for p in files}
     if {"survey", "conversations"} <= stems:
         return "prism"
