@@ -42,7 +42,7 @@ def personalised() -> dict:
 
 def personal_rewardbench() -> dict:
     rows = [{"user_id": r["user_id"], "prompt": _text(r["prompt"]), "chosen": _text(r["chosen"]),
-             "rejected": _text(r["rejected"]), "split": "val" if r["split"] == "validation" else r["split"]}
+             "rejected": _text(r["rejected"]), "split": r["split"]}
             for r in _rows("personal-rewardbench.jsonl")]
     return {"README.md": card({"default": {"train": "data/train-*"}}), "data/train-00000-of-00001.parquet": parquet(rows)}
 
