@@ -32,6 +32,7 @@ def add_parser(sub) -> None:
                                         " (--data: its local copy or hub id; default its published hub id); detected "
                                         "from --data's layout")
     sc.add_argument("--subset", help="--benchmark: only this subset")
+    sc.add_argument("--data-revision", metavar="REV", help="--benchmark from the hub: the dataset's branch, tag or sha")
     sc.add_argument("--out", help="output folder (default results/<benchmark>/<name>)")
     sc.add_argument("--params", default=None, help="params file (default: the project's params.yaml, found from "
                                                    "here up; outside a project the shipped defaults)")
@@ -124,7 +125,8 @@ def cmd_score(args) -> int:
         from tasks.stages.benchmarks.cli import score_benchmark
 
         print(score_benchmark(params, entry=entry, name=name, benchmark=benchmark, data=args.data, out=out,
-                              subset=args.subset, limit=args.limit, strategies=strategies, source=source))
+                              subset=args.subset, limit=args.limit, strategies=strategies, source=source,
+                              revision=args.data_revision))
     else:
         print(quick_score(params, entry=entry, name=name, data=args.data, out=out, limit=args.limit, source=source,
                           strategies=strategies or list(DEFAULT_STRATEGIES)))

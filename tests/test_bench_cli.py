@@ -25,7 +25,8 @@ def test_score_prints_accuracy_ci_chance_n_ties_and_subsets(tmp_path, capsys):
     assert lines[2].split()[:2] == ["none", "(all)"] and lines[2].split()[2] == "0.500"
     assert lines[2].split()[-4:] == ["0.250", "6", "2", "0"]
     assert [line.split()[0] for line in lines[3:6]] == ["Factuality", "Math", "Ties"]
-    assert "subsets.Ties 1.0096" in text and "overall 0.5032" in text
+    # the published line: RewardBench 2's own rule (1/k for a k-way top tie; the mean of the subsets)
+    assert "subsets.Ties 1.0096" in text and f"score {round((0.5 + 0.4167 + 1.0096) / 3, 4)}" in text
     doc = json.loads((out / "results.json").read_text())
     assert doc["schema_version"] == 1 and doc["benchmark"] == "rewardbench2" and doc["n"] == 6
     assert doc["results"]["strategies"]["none"]["accuracy"] == 0.5

@@ -3,6 +3,10 @@ bench_score) against each downstream, with the same metrics and uncertainty as o
 test of one benchmark against another ("X predicts downstream better than Y")."""
 import copy
 
+import pytest
+
+from tasks.core.errors import ConfigError
+
 from tasks.core import layout
 from tasks.stages.benchmarks import stage as bench_stage
 from tasks.downstream.correlation import stage
@@ -83,6 +87,25 @@ def test_report_shows_the_benchmark_matrix_and_each_board_with_chance(tmp_path, 
     boards = {b["name"]: b for b in context["benchmark_boards"]}
     row = next(r for r in boards["rb2-demo"]["rows"] if r["rm"] == "longer")
     assert (row["accuracy"], row["chance"], row["n"], row["ties"]) == ("0.500", "0.250", 6, 2)
-    assert "overall 0.5032" in row["published"]
+    assert "score 0.6421" in row["published"]
     html = render("run.html.j2", context)
     assert 'id="benchmark-matrix"' in html and 'data-benchmark="prism-demo"' in html and "chance" in html
+
+
+def test_a_benchmark_enters_by_its_published_score_beside_its_listwise_one_and_says_which(tmp_path, monkeypatch):
+    params, folders = _bench_scores(tmp_path, monkeypatch)
+    table = tmp_path / "down.csv"
+    table.write_text("rm,method,score\n" + "".join(f"{rm},elsewhere,{i / 10}\n" for i, rm in enumerate(sorted(RMS))))
+    p = {**params["correlation"], "downstream": [], "downstream_tables": [str(table)], "bootstrap": 50,
+         "permutations": 99, "benchmarks": ["personalised", "rb2-demo:published"]}
+    out = {k: str(tmp_path / v) for k, v in layout.CORRELATION.items()}
+    m = stage.run({**params, "correlation": p}, {"scores": {}, "bench_scores": folders}, out)
+    pub, listwise = m["benchmarks"]["rb2-demo:published"], m["benchmarks"]["rb2-demo"]
+    assert pub["scored_by"].startswith("published: RewardBench 2") and listwise["scored_by"].startswith("listwise")
+    # length-longer: RewardBench 2's own overall (1/k for top ties, Ties by its rule), not the list-wise 0.5
+    assert pub["accuracy"]["longer"] == round((0.5 + 0.4167 + 1.0096) / 3, 4) and listwise["accuracy"]["longer"] == 0.5
+    assert m["correlations"]["rb2-demo:published"]["elsewhere"]["n_rms"] == 6
+    with pytest.raises(ConfigError, match=r"correlation.benchmarks: 'rb2-dem:published': no bench_score output .*"
+                                          r"did you mean 'rb2-demo'"):
+        stage.run({**params, "correlation": {**p, "benchmarks": ["rb2-dem:published"]}},
+                  {"scores": {}, "bench_scores": folders}, out)

@@ -90,8 +90,9 @@ def test_rewardbench2_ties_follow_the_published_rule():
     _, m = _score("rewardbench2", "length-longer")
     pub = m["strategies"]["none"]["published"]
     assert pub["subsets"]["Ties"] == round(1.0 + 0.01 * math.tanh(2), 4) == 1.0096
-    assert pub["subsets"] == {"Factuality": 0.5, "Math": 0.0, "Ties": 1.0096}
-    assert pub["overall"] == round((0.5 + 0.0 + 1.0096) / 3, 4)
+    # outside Ties a k-way tie at the top is worth 1/k whatever the tie policy (Math: ties of lengths)
+    assert pub["subsets"] == {"Factuality": 0.5, "Math": 0.4167, "Ties": 1.0096}
+    assert pub["score"] == round((0.5 + 0.4167 + 1.0096) / 3, 4)
     # shorter: ref margin -6-(-2) = -4; tied spread -6-(-7) = 1, margin -7-(-2) = -5: nothing holds,
     # only the tanh term: 0.01 tanh(-5 - 1)
     _, m = _score("rewardbench2", "length-shorter")
@@ -102,9 +103,14 @@ def test_rewardbench2_ties_follow_the_published_rule():
 def test_rm_bench_style_matrix():
     # chat-1 chosen (2, 7, 12) vs rejected (1, 6, 11) words; math-1 (3, 3, 2) vs (1, 2, 2)
     _, m = _score("rm-bench", "length-longer")
-    assert m["strategies"]["none"]["published"] == {"easy": 0.8333, "normal": 0.8333, "hard": 0.5}
-    _, m = _score("rm-bench", "length-shorter")
-    assert m["strategies"]["none"]["published"] == {"easy": 0.0, "normal": 0.0, "hard": 0.5}
+    # longer: chat [[1,0,0],[1,1,0],[1,1,1]] (hard 0, normal 1, easy 1), math [[1,1,1],[1,1,1],[1,0,0]]
+    # (hard 1, normal 2/3, easy 2/3); each domain its mean, the score the mean of the domains
+    pub = _score("rm-bench", "length-longer")[1]["strategies"]["none"]["published"]
+    assert {k: pub[k] for k in ("easy", "normal", "hard", "domains", "score")} == {
+        "easy": 0.8333, "normal": 0.8333, "hard": 0.5, "domains": {"chat": 0.6667, "math": 0.7778}, "score": 0.7222}
+    pub = _score("rm-bench", "length-shorter")[1]["strategies"]["none"]["published"]
+    assert {k: pub[k] for k in ("easy", "normal", "hard", "domains", "score")} == {
+        "easy": 0.0, "normal": 0.0, "hard": 0.5, "domains": {"chat": 0.3333, "math": 0.0}, "score": 0.1667}
 
 
 def test_profiles_map_user_history():

@@ -36,14 +36,16 @@ def _params(tmp_path, capsys, monkeypatch, text: str) -> tuple[int, str, str]:
 
 
 RMS = "    length-shorter: {kind: length-shorter}\n"
+LONGER = "    length-longer: {kind: length-longer}"
+LONGER_LINE = TEXT.splitlines().index(LONGER) + 1   # the file's line of the first RM (params.yaml grows)
 MISTAKES = {   # what a user typed -> the one line they get
     "a tab indents a key": (_edit("  seed: 2604", "\tseed: 2604"),
                             "params.yaml:10:1: YAML syntax error: found character '\\t' that cannot start any token "
                             "(a tab: YAML indents with spaces only)"),
     "an empty file": ("", "params.yaml: empty: no params groups"),
     "two RMs of one name": (_edit(RMS, RMS + "    length-longer: {kind: random}\n"),
-                            "params.yaml:183:5: scoring.rms.length-longer: duplicate key (first at line 181); YAML "
-                            "keeps only the last"),
+                            f"params.yaml:{LONGER_LINE + 2}:5: scoring.rms.length-longer: duplicate key (first at "
+                            f"line {LONGER_LINE}); YAML keeps only the last"),
     "a data folder that is not there": (_edit("path: data/sample/rewardbench", "path: data/sample/rewardbnech"),
                                         "params.yaml: ingest.path: no such file or folder 'data/sample/rewardbnech' "
                                         "(did you mean 'data/sample/rewardbench'?)"),
@@ -76,7 +78,7 @@ MISTAKES = {   # what a user typed -> the one line they get
 
 def test_the_cases_edit_what_they_name():
     assert "  rms:\n  - length-shorter" in TEXT.split("\nrl:")[1], "rl.rms is the first such list after rl:"
-    assert TEXT.splitlines()[180] == "    length-longer: {kind: length-longer}", "line 181"
+    assert TEXT.splitlines()[LONGER_LINE] == RMS.rstrip("\n"), "length-shorter follows length-longer"
 
 
 @pytest.mark.parametrize("case", sorted(MISTAKES))

@@ -63,7 +63,8 @@ def test_filters_configs_splits_and_limit(tmp_path):
 
 
 def test_hub_source_offline_is_one_clear_error():
-    with pytest.raises(ConfigError, match=r"ingest.hub_id: cannot load 'alireza7/LaMP-QA' "
-                                          r"\(Art_and_Entertainment/test\) from the HF hub"):
+    with pytest.raises(ConfigError, match=r"ingest.hub_id: cannot load hf://alireza7/LaMP-QA@main/Art_and_Entertainment/"
+                                          r"test: offline \(HF_HUB_OFFLINE\) and revision 'main' is not in the HF cache; "
+                                          r".*`hf download alireza7/LaMP-QA --repo-type dataset --revision main`"):
         ingest.ingest(ingest.resolve_sources(ingest_params("unused", source="hub", configs=["Art_and_Entertainment"],
                                                            splits=["test"])))

@@ -27,6 +27,8 @@ class Results(BaseModel):
     benchmark: str = Field(description="personalised (ours) or another benchmark's importer name")
     model: Model
     data: str = Field(description="--data as given, or the hub id or project artifact read")
+    dataset: dict = Field(default_factory=dict, description="a hub dataset read: revision_asked (null = main) and "
+                                                          "revision, the commit sha read; empty for a local copy")
     params: str = Field(description="the params file scored under, or 'defaults' (the schema's, outside a project)")
     config: dict = Field(description="what was asked: strategies, limit, subset, per_domain_limit, tie_policy, "
                                      "bootstrap, ci, seed")

@@ -114,6 +114,11 @@ def check_plugins(p: dict) -> list[str]:
         _names(problems, entry.get("source"), named["benchmarks"][1].names(), f"benchmarks.{b}.source", "a benchmark")
         for i, name in enumerate(entry.get("rms") or []):
             _names(problems, name, sorted(rms), f"benchmarks.{b}.rms[{i}]", "an RM under scoring.rms")
+    for i, name in enumerate(p["correlation"]["benchmarks"]):   # ours, or an entry by its published score
+        base = name[:-len(":published")] if name.endswith(":published") else None
+        _names(problems, name if base is None else base, ["personalised", "generic"] if base is None
+               else sorted(p.get("benchmarks") or {}), f"correlation.benchmarks[{i}]",
+               "personalised or generic" if base is None else "an entry under benchmarks (as <entry>:published)")
     problems += correlation_names(p)
     return problems + guards(p) if not problems else problems
 

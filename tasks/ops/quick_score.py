@@ -53,7 +53,11 @@ def _ingest_released(data: str, params: dict) -> dict:
 
     p = {**params["ingest"], "layout": "rewardbench", "splits": ["test"], "pair_source": Path(data).name or data}
     p.update({"source": "files", "path": data} if data_source(data) == "files" else {"source": "hub", "hub_id": data})
-    content = tree_hash([Path(data)]) if p["source"] == "files" else data
+    if p["source"] == "hub":   # read at the sha main names now: a moved main is new data, never a stale cache
+        from tasks.stages import hub
+
+        p["revision"] = hub.resolve("--data", data, p.get("revision"))
+    content = tree_hash([Path(data)]) if p["source"] == "files" else p["revision"]
     key = hashlib.sha256(json.dumps([content, p], sort_keys=True, default=str).encode()).hexdigest()[:16]
     work = Path(params["common"]["cache_dir"]) / "score-data" / key
     out_i = {k: str(work / v) for k, v in layout.INGEST.items()}

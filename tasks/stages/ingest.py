@@ -99,7 +99,9 @@ def ingest(sources, *, layout: str = "auto", on_error: str = "fail", limit_per_s
 
 def _ingest_source(src, out, errors, seen, bar, layout, limit_per_split, pair_source, prompts_only=False):
     domain, kept, with_pairs = CONFIGS[src.config], 0, layout == "rewardbench"
+    label, revision = src.label, None
     for raw in read_rows(src):
+        label, revision = raw.file, raw.revision
         bar.update()
         if limit_per_split is not None and kept >= limit_per_split:
             break
@@ -122,8 +124,8 @@ def _ingest_source(src, out, errors, seen, bar, layout, limit_per_split, pair_so
         seen[row_id] = f"{raw.file} row {raw.index}"
         kept += 1
         _emit(out, raw.row, domain, src.split, with_pairs, pair_source, prompts_only)
-    out.files.append({"file": src.label, "config": src.config, "split": src.split, "rows": kept,
-                      "role": "rl_prompts" if prompts_only else "benchmark"})
+    out.files.append({"file": label, "config": src.config, "split": src.split, "rows": kept,
+                      "role": "rl_prompts" if prompts_only else "benchmark", **({"revision": revision} if revision else {})})
 
 
 def validate_path(path: str, layout: str = "auto") -> list[str]:
@@ -179,7 +181,14 @@ def ingest_metrics(res: IngestResult) -> dict:
                                                 for q in res.quarantine).items())),
         "per_domain_split": dict(sorted(per.items())),
         "files": res.files,
+        **revisions(res.files),
     }
+
+
+def revisions(files: list[dict]) -> dict:
+    """{"revision": {hub id: commit sha read}} when anything came from the hub (local files: DVC hashes them)."""
+    read = {f["file"][len("hf://"):].split("@")[0]: f["revision"] for f in files if f.get("revision")}
+    return {"revision": dict(sorted(read.items()))} if read else {}
 
 
 def ingest_from_params(p: dict) -> IngestResult:
@@ -228,7 +237,7 @@ def source_key(s: dict):
 
     if s["source"] == "files" and os.path.exists(s.get("path") or ""):
         return tree_hash([s["path"]])
-    return s.get("hub_id") if s["source"] == "hub" else s.get("path")
+    return f"{s.get('hub_id')}@{s.get('revision') or 'main'}" if s["source"] == "hub" else s.get("path")
 
 
 def stage_cache_extra(params: dict, key: None) -> dict:

@@ -31,6 +31,7 @@ class SourceFile:
     split: str
     fmt: str          # json | jsonl | parquet | hub
     hub_id: str | None = None
+    revision: str | None = None   # hub: ingest.revision as asked (null = main), resolved to a sha when read
 
 
 @dataclass
@@ -39,6 +40,8 @@ class RawRow:
     index: int
     row: object             # parsed JSON value; should be a dict
     error: DataError | None = None   # set when the row itself could not be parsed
+    config: str | None = None        # the hub config it was read from (a domain, for ours)
+    revision: str | None = None      # the hub commit sha it was read at
 
 
 def check_config(name: str, where: str) -> str:
@@ -64,13 +67,21 @@ def name_to_config_split(path: Path) -> tuple[str, str]:
     return config, split
 
 
+def data_files(root: Path) -> list[Path]:
+    """The data files under `root` (a file or folder), sorted; hidden folders (an `hf download --local-dir`
+    copy's .cache/huggingface metadata) are not data."""
+    if not root.is_dir():
+        return [root] if root.is_file() and root.suffix in FORMATS else []
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in FORMATS
+                  and not any(part.startswith(".") for part in p.relative_to(root).parts))
+
+
 def discover(path: str | Path, configs, splits) -> list[SourceFile]:
     """Data files under `path` (a file or folder) for the wanted configs and splits, sorted."""
     root = Path(path)
     if not root.exists():
         raise ConfigError(f"ingest.path: '{root}' does not exist")
-    candidates = sorted(p for p in (root.rglob("*") if root.is_dir() else [root])
-                        if p.is_file() and p.suffix in FORMATS)
+    candidates = data_files(root)
     found = []
     for p in candidates:
         config, split = name_to_config_split(p)
@@ -176,17 +187,12 @@ def _parquet(path: str) -> Iterator[RawRow]:
 
 @READERS.register("hub")
 def _hub(src: SourceFile) -> Iterator[RawRow]:
-    hub_id = src.hub_id
-    try:
-        import datasets
+    from tasks.stages import hub
 
-        ds = datasets.load_dataset(hub_id, src.config, split=src.split)
-    except Exception as exc:  # noqa: BLE001 - offline, gated, missing: all mean "cannot load"
-        raise ConfigError(f"ingest.hub_id: cannot load '{hub_id}' ({src.config}/{src.split}) from the "
-                          f"HF hub: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}. Without a "
-                          f"network, download the files elsewhere and set ingest.source: files") from None
-    for index, row in enumerate(ds):
-        yield RawRow(src.label, index, row)
+    sha = hub.resolve("ingest.hub_id", src.hub_id, src.revision, src.config, src.split)
+    label = hub.label(src.hub_id, sha, src.config, src.split)
+    for index, row in enumerate(hub.rows("ingest.hub_id", src.hub_id, src.config, src.split, sha)):
+        yield RawRow(label, index, row, config=src.config, revision=sha)
 
 
 @SOURCES.register("files")
@@ -196,8 +202,13 @@ def file_sources(params: dict, configs, splits) -> list[SourceFile]:
 
 @SOURCES.register("hub")
 def hub_params_sources(params: dict, configs, splits) -> list[SourceFile]:
-    return hub_sources(params["hub_id"], configs, splits)
+    return hub_sources(params["hub_id"], configs, splits, params.get("revision"))
 
 
-def hub_sources(hub_id: str, configs, splits) -> list[SourceFile]:
-    return [SourceFile(f"hf://{hub_id}/{c}/{s}", c, s, "hub", hub_id) for c in configs for s in splits]
+def hub_sources(hub_id: str, configs, splits, revision: str | None = None) -> list[SourceFile]:
+    """One source per config and split at `revision` (null = main): resolved to a sha when read, not here
+    (checking params needs no network)."""
+    from tasks.stages import hub
+
+    return [SourceFile(hub.label(hub_id, revision, c, s), c, s, "hub", hub_id, revision) for c in configs
+            for s in splits]

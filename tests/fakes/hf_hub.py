@@ -122,6 +122,10 @@ class FakeHub(LocalHTTP):
             return 200, headers, data
         return self.error(404, None, f"no route {path}")
 
+    def route(self, method: str, raw_path: str, headers, body: bytes) -> tuple[int, dict, bytes]:
+        """Every request: the model routes (a sibling fake adds datasets by overriding this)."""
+        return self.handle(method, raw_path)
+
     def _find(self, repo_id: str, rev: str):
         if repo_id not in self.repos:
             return None, self.error(404, "RepoNotFound", "Repository not found")
@@ -151,7 +155,10 @@ class FakeHub(LocalHTTP):
             def _serve(self, method: str):
                 with hub._lock:
                     hub.requests.append((method, self.path))
-                status, headers, body = hub.handle(method, self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                sent = self.rfile.read(length) if length else b""
+                status, headers, body = hub.route(method, self.path, self.headers, sent)
+                status, headers, body = _ranged(self.headers.get("Range"), status, headers, body)
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
@@ -166,6 +173,9 @@ class FakeHub(LocalHTTP):
             def do_HEAD(self):
                 self._serve("HEAD")
 
+            def do_POST(self):
+                self._serve("POST")
+
             def log_message(self, *args):
                 pass
 
@@ -174,6 +184,20 @@ class FakeHub(LocalHTTP):
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+
+def _ranged(spec: str | None, status: int, headers: dict, body: bytes) -> tuple[int, dict, bytes]:
+    """A file answer cut to `Range: bytes=a-b` (206 with Content-Range), as the Hub's CDN answers."""
+    m = re.fullmatch(r"bytes=(\d*)-(\d*)", spec or "")
+    if status != 200 or not m or "X-Repo-Commit" not in headers:
+        return status, headers, body
+    size = len(body)
+    a = int(m.group(1)) if m.group(1) else max(size - int(m.group(2) or 0), 0)
+    b = int(m.group(2)) if m.group(1) and m.group(2) else size - 1
+    if a >= size:
+        return 416, {**headers, "Content-Range": f"bytes */{size}"}, b""
+    b = min(b, size - 1)
+    return 206, {**headers, "Content-Range": f"bytes {a}-{b}/{size}"}, body[a:b + 1]
 
 
 def tiny_seq_cls(dst: Path, *, layers: int = 2, seed: int = 0) -> Path:

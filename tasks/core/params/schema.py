@@ -38,9 +38,13 @@ class Scale(Group):
     chunk_size: int = F(256, "pairs (score) or distinct answers (bon_score) per task; sets batch mates", ge=1)
 
 
+REVISION = "with source hub: the dataset's branch, tag or commit sha (null = main); the sha read is recorded"
+
+
 class RlPrompts(Group):
     source: str = F("hub", "files | hub, as ingest.source")
     hub_id: str = F("alireza7/LaMP-QA", "the hub dataset when source is hub")
+    revision: str | None = F(None, REVISION)
     path: str | None = F(None, "with source files: a folder of {Config}_train.json (official download)")
     splits: list[Literal["train", "validation", "test"]] = F(["train"], "splits read from it: none of ingest.splits")
     limit_per_split: int | None = F(None, "cost control: the first N good rows per file", ge=1)
@@ -50,6 +54,7 @@ class Ingest(Group):
     source: str = F("files", "read local files or a hub dataset")
     path: str = F("data/sample/rewardbench", "a file or folder: {Config}_{split}.json|jsonl|parquet, {Config}/{split}-*.parquet")
     hub_id: str = F("alireza7/LaMP-QA", "the hub dataset when source is hub")
+    revision: str | None = F(None, REVISION)
     layout: Literal["auto", "lamp_qa", "rewardbench"] = F("auto", "rewardbench: rows carry chosen/rejected")
     configs: list[str] = F(["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"],
                            "LaMP-QA configs (domains) to read")
@@ -167,6 +172,8 @@ class BenchmarkEntry(Group):
                                      "personal-rewardbench, prism, rm-bench, ppe-human")
     path: str | None = F(None, "a local copy of the published layout (file or folder); null = hub_id")
     hub_id: str | None = F(None, "the HF hub dataset (null = the importer's published id)")
+    revision: str | None = F(None, "with hub_id / no path (`prbench score`), or a local copy made by `hf download "
+                                   "--local-dir`: the dataset revision (null = main), recorded as the sha read")
     subset: str | None = F(None, "only this subset (null = all)")
     limit: int | None = F(None, "cost control: the first N items (null = all)", ge=1)
     rms: list[str] = F([], "the RMs (names under scoring.rms) scored on it")

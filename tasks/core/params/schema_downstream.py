@@ -87,7 +87,9 @@ class Rl(Group):
 class Correlation(Group):
     strategy: Strategy = F("raw_profile", "whose accuracy ranks the RMs")
     split: str | None = F("test", "null = every split")
-    benchmarks: list[Literal["personalised", "generic"]] = F(["personalised", "generic"], "benchmarks ranked")
+    benchmarks: list[str] = F(["personalised", "generic"], "benchmarks ranked: personalised, generic, and "
+                              "<entry>:published for a `benchmarks:` entry by its publisher's own score (labelled); "
+                              "every entry is also ranked by prbench's list-wise score")
     tie_policy: Literal["strict", "half"] = F("strict", "strict | half ('drop' refused: every question counts)")
     downstream: list[str] = F(["bon", "rl"], "downstream methods compared with (the downstream registry: bon, rl)")
     bon_method: Literal["expected", "first_k"] = F("expected", "BoN's best-of-k rule")

@@ -10,7 +10,7 @@ import sys
 
 from tasks.core.errors import ConfigError
 
-KINDS = ("accuracy", "downstream", "correlation", "other")
+KINDS = ("revision", "accuracy", "downstream", "correlation", "other")   # the data read first, then what it moved
 
 
 def metrics_diff(rev_a: str, rev_b: str | None = None, *, cwd=".", targets: list[str] | None = None,
@@ -28,8 +28,10 @@ def metrics_diff(rev_a: str, rev_b: str | None = None, *, cwd=".", targets: list
 
 
 def kind(key: str) -> str:
-    """accuracy (leaderboard, correlation inputs), downstream (BoN/PPO scores per RM), correlation, other."""
+    """revision (the hub dataset's commit sha a stage read), accuracy (leaderboard, correlation inputs), downstream (BoN/PPO scores per RM), correlation, other."""
     parts = key.split(".")
+    if parts[0] == "revision" or parts[-1] == "revision":
+        return "revision"   # the dataset commit a stage read (ingest, bench_score): why the numbers moved
     if "correlations" in parts or "comparisons" in parts:
         return "correlation"
     if parts[0] == "downstream":

@@ -31,6 +31,7 @@ class Side:
     fixed: dict[str, float] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)    # RM -> its kind, where the side knows it (scores)
     domains: dict[str, str] = field(default_factory=dict)  # question id -> domain (benchmarks from scores)
+    rule: str = ""   # a published score's rule (correlation/published.py)
 
     def rms(self) -> set[str]:
         return set(self.per_question) | set(self.fixed)

@@ -11,13 +11,14 @@ from collections import defaultdict
 import numpy as np
 
 from tasks.downstream.correlation import metrics as M
-from tasks.downstream.correlation import paired
+from tasks.downstream.correlation import paired, published
 from tasks.downstream.correlation.resample import METHOD
 from tasks.downstream.correlation.sides import Side, load_benchmarks, load_external, load_list_benchmarks, null_baselines  # noqa: F401,E501
 from tasks.downstream.correlation.methods import DOWNSTREAM
 from tasks.downstream.correlation.table import format_table, plot
 from tasks.core.errors import ConfigError
 
+LABELLED = ("bench_scores", "published")   # other benchmarks: by prbench's list-wise rule or their publisher's
 REQUIRED = ("strategy", "split", "benchmarks", "tie_policy", "downstream", "bon_method", "rbo_p", "bootstrap",
             "permutations", "ci", "min_rms")
 FIELDS = ("value", "ci_low", "ci_high", "ci_low_questions", "ci_high_questions", "p_value", "p_holm", "null_random",
@@ -48,6 +49,9 @@ def check_params(p: dict) -> dict:
         if d not in DOWNSTREAM:
             raise bad("downstream", f"unknown downstream '{d}'; valid: {', '.join(DOWNSTREAM.names())} "
                       "(or list an external table under correlation.downstream_tables)")
+    for name in published.split_names(p["benchmarks"])[0]:
+        if name not in ("personalised", "generic"):
+            raise bad("benchmarks", f"'{name}': personalised, generic or <benchmarks entry>:published")
     for pair in p.get("comparisons") or []:
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and pair[0] != pair[1]):
             raise bad("comparisons", "need pairs of two different benchmarks, e.g. [[personalised, generic]]")
@@ -132,7 +136,7 @@ def build_metrics(p: dict, benches: dict, downs: dict, results: dict, compared: 
         "conventions": {**M.CONVENTIONS, "ci": METHOD,
                         "comparisons": "X vs Y: correlation of X minus that of Y with the same downstream, "
                                        "same resamples of RMs and questions; p one-sided (H1: X predicts better)"},
-        "benchmarks": {n: {"source": s.source,
+        "benchmarks": {n: {"source": s.source, **({"scored_by": published.label(s)} if s.source in LABELLED else {}),
                            **{pr: {rm: _r4(s.value(rm, pr)) for rm in sorted(s.rms())} for pr in s.predictors()}}
                        for n, s in benches.items()},
         "downstream": {n: {"source": s.source, "score": {rm: _r4(s.value(rm)) for rm in sorted(s.rms())}}
@@ -150,12 +154,14 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     from tasks.core.runlog import write_metrics
 
     p, seed = check_params(params["correlation"]), params["common"]["seed"]
-    benches = load_benchmarks(inputs.get("scores") or {}, p)
+    scored, by_published = published.split_names(p["benchmarks"])
+    benches = load_benchmarks(inputs.get("scores") or {}, {**p, "benchmarks": scored})
     others = load_list_benchmarks(inputs.get("bench_scores") or {}, p)   # the `benchmarks:` entries
     clash = sorted(set(others) & set(benches))
     if clash:
         raise ConfigError(f"benchmarks.{clash[0]}: the name of a scored benchmark; give the entry another name")
     benches.update(others)
+    benches.update(published.load_published(by_published, inputs.get("bench_scores") or {}, p["strategy"]))
     downs = {d: DOWNSTREAM.lookup(d, "correlation.downstream").load(inputs.get(d), p) for d in p["downstream"]}
     benches.update(load_external("baselines", p.get("baselines") or [], {"personalised", "generic", *benches}))
     downs.update(load_external("downstream_tables", p.get("downstream_tables") or [], set(DOWNSTREAM.names())))

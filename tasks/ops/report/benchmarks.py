@@ -56,7 +56,8 @@ def leaderboards(bench_metrics: dict[str, dict]) -> list[dict]:
                              "chance": _f(e["chance"]), "n": e["n"], "ties": e["ties"], "invalid": e["invalid"],
                              "below_chance": e["accuracy"] is not None and e["accuracy"] <= e["chance"],
                              "method": ", ".join(e["method"]),
-                             "published": ", ".join(f"{k} {v}" for k, v in pub.items() if not isinstance(v, dict))})
+                             "published": ", ".join(f"{k} {v}" for k, v in pub.items()
+                                                    if not isinstance(v, dict) and k != "rule")})
         rows.sort(key=lambda x: (x["strategy"], x["accuracy"] == "-", -float(x["accuracy"]) if x["accuracy"] != "-" else 0))
         boards.append({"name": name, "source": m["source"], "items": m["items"], "rows": rows})
     return boards

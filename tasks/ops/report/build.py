@@ -44,6 +44,8 @@ def provenance_context(params: dict, src: Sources, code_version: str) -> dict:
             "rms": provenance.rm_rows(params["scoring"]["rms"], params.get("llms") or {}, score_metrics,
                                       src.json("train_rm_metrics")),
             "dataset": provenance.dataset_hash(dataset) if dataset else None,
+            "revisions": provenance.revisions(src.json("ingest_metrics"),
+                                              {b: src.json(f"bench_metrics:{b}") for b in src.prefixed("bench_metrics")}),
             "packages": provenance.package_versions(),
             "inputs": [{"name": n, "path": p, "sha256": file_hash(p)} for n, p in sorted(src.inputs.items())]}
 

@@ -108,3 +108,12 @@ def package_versions() -> list[dict]:
         except metadata.PackageNotFoundError:
             rows.append({"package": name, "version": None})
     return rows
+
+
+def revisions(ingest: dict | None, benches: dict) -> list[dict]:
+    """The hub dataset commits the run read (ingest's, each benchmark's): repo, sha, which stage read it."""
+    out = [{"repo": repo, "revision": sha, "read_by": "ingest"} for repo, sha in ((ingest or {}).get("revision") or {}).items()]
+    for name, m in sorted(benches.items()):
+        if (m or {}).get("revision"):
+            out.append({"repo": m.get("hub_id") or m.get("source", name), "revision": m["revision"], "read_by": f"bench_score@{name}"})
+    return out

@@ -12,16 +12,17 @@ from typing import Iterator
 
 from tasks.core.errors import ConfigError, DataError, suggestion
 from tasks.models.listwise import Item
-from tasks.stages.sources import FORMATS, RawRow, read_file
+from tasks.stages.sources import RawRow, data_files, read_file
 
 
 class Benchmark:
     name = ""
-    hub_id = ""               # the published dataset on the HF hub
-    hub_config: str | None = None
+    hub_id = ""               # the published dataset on the HF hub (ids are case-sensitive)
+    hub_configs: tuple = (None,)   # every config its authors score (None: the repo's only one)
     hub_split = "test"
     has_profile = False       # the layout carries user history / stated preferences
     doc = ""
+    rule = ""                 # the publisher's scoring rule, as `published` numbers are labelled
 
     def strategies(self) -> list[str]:
         return ["none", "raw_profile"] if self.has_profile else ["none"]
@@ -31,8 +32,7 @@ class Benchmark:
         root = Path(path)
         if not root.exists():
             raise ConfigError(f"benchmarks ({self.name}): path '{root}' does not exist")
-        found = sorted(p for p in (root.rglob("*") if root.is_dir() else [root])
-                       if p.is_file() and p.suffix in FORMATS)
+        found = data_files(root)
         if not found:
             raise ConfigError(f"benchmarks ({self.name}): no .parquet/.json/.jsonl files under '{root}'")
         return found
@@ -42,26 +42,29 @@ class Benchmark:
             for f in self.files(path):
                 yield from read_file(f)
             return
-        yield from self.hub_rows(hub_id or self.hub_id)
+        for config in self.hub_configs:
+            yield from self.hub_rows(hub_id or self.hub_id, config)
 
     def hub_rows(self, hub_id: str, config: str | None = None, split: str | None = None) -> Iterator[RawRow]:
-        config, split = config or self.hub_config, split or self.hub_split
-        try:
-            import datasets
+        """One config / split at the revision this load resolved (the first call resolves it to a sha)."""
+        from tasks.stages import hub
 
-            ds = datasets.load_dataset(hub_id, config, split=split)
-        except Exception as exc:  # noqa: BLE001 - offline, gated, missing: all mean "cannot load"
-            raise ConfigError(f"benchmarks ({self.name}): cannot load '{hub_id}' from the HF hub: "
-                              f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}. Without a network, "
-                              "download its files and set `path:` to the local copy") from None
-        label = f"hf://{hub_id}" + (f"/{config}" if config else "") + f"/{split}"
-        for index, row in enumerate(ds):
-            yield RawRow(label, index, row)
+        split, where = split or self.hub_split, f"benchmarks ({self.name})"
+        if self.revision is None:
+            self.revision = hub.resolve(where, hub_id, self.asked_revision, config, split)
+        label = hub.label(hub_id, self.revision, config, split)
+        for index, row in enumerate(hub.rows(where, hub_id, config, split, self.revision)):
+            yield RawRow(label, index, row, config=config)
+
+    asked_revision: str | None = None   # benchmarks.<name>.revision (null = main)
+    revision: str | None = None         # the commit sha read (None: a local copy)
 
     def load(self, path: str | None = None, hub_id: str | None = None, subset: str | None = None,
-             limit: int | None = None, subset_key: str = "subset") -> list[Item]:
-        """The benchmark's items (of `subset` only, if given; the first `limit`), every row checked. A subset
+             limit: int | None = None, subset_key: str = "subset", revision: str | None = None) -> list[Item]:
+        """The benchmark's items (of `subset` only, if given; the first `limit`), every row checked; a hub
+        copy is read at `revision` (null = main), and `self.revision` is then the sha it was read at. A subset
         the data does not hold is one line naming `subset_key`, with "did you mean" among those it holds."""
+        self.asked_revision, self.revision = revision, None
         every = self.items(self.raw_rows(path, hub_id))
         items = [it for it in every if subset in (None, it.subset)]
         if subset is not None and not items:
@@ -171,3 +174,18 @@ def format_profile(posts) -> str:
     """A profile as the RMs see it: one numbered entry per line, best / most recent first, so a
     seq-cls RM's truncation drops the last whole entries first (tasks/models/rms/encode.py)."""
     return "\n".join(f"[{i}] {p}" for i, p in enumerate(posts, start=1))
+
+
+def published_accuracy(rule: str, rows: list[dict]) -> dict:
+    """Strict accuracy (a tie wrong) over the pointwise-scored items, overall and per subset: the
+    headline of a pairwise benchmark whose authors count a tie as wrong."""
+    from tasks.models.listwise import credit
+
+    by: dict[str, list[float]] = {}
+    for r in rows:
+        c = credit(r, "strict")
+        if c is not None:
+            by.setdefault(r["subset"], []).append(float(c))
+    every = [c for v in by.values() for c in v]
+    mean = lambda v: round(sum(v) / len(v), 4) if v else None  # noqa: E731
+    return {"rule": rule, "score": mean(every), "subsets": {k: mean(v) for k, v in sorted(by.items())}}

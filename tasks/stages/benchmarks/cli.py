@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tasks.core.errors import ConfigError
-from tasks.stages.sources import FORMATS, read_file
+from tasks.stages.sources import data_files, read_file
 
 OURS = "personalised"   # its layout goes through ingest + retrieval (tasks/ops/quick_score.py), as before
 
@@ -16,7 +16,7 @@ def detect(data: str | None) -> str | None:
     if not data or not Path(data).exists():
         return None
     root = Path(data)
-    files = sorted(p for p in (root.rglob("*") if root.is_dir() else [root]) if p.is_file() and p.suffix in FORMATS)
+    files = data_files(root)
     stems = {p.name.split(".")[0].split("-")[0] for p in files}
     if {"survey", "conversations"} <= stems:
         return "prism"
@@ -49,10 +49,10 @@ def _layout(row: dict) -> str | None:
 
 def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, data: str | None, out: Path,
                     subset: str | None = None, limit: int | None = None, strategies: list[str] | None = None,
-                    source: str = "params.yaml") -> str:
+                    source: str = "params.yaml", revision: str | None = None) -> str:
     """Score, write out/scores.parquet + out/results.json, return the printable table. `strategies`: those
     asked for (--strategy), each one the benchmark scores (default: all of them); `source`: where the params
-    came from (recorded)."""
+    came from (recorded); `revision`: the hub dataset's (null = main), its sha recorded."""
     from tasks.core.artifacts import write_json, write_table
     from tasks.core import results
     from tasks.stages.benchmarks import get, scoring
@@ -67,7 +67,7 @@ def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, dat
     rm = make_rm(name, entry, res)
     local = data and Path(data).exists()
     spec = {"source": benchmark, "path": data if local else None, "hub_id": None if local else data,
-            "subset": subset, "limit": limit}
+            "subset": subset, "limit": limit, "revision": revision}
     bench, items = scoring.load(benchmark, spec, subset_key="--subset")
     rows = scoring.score(rm, benchmark, bench, items, strategies=strategies)
     write_table(rows, out / "scores.parquet", "list_scores")
@@ -76,7 +76,13 @@ def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, dat
     config = {"strategies": list(metrics["strategies"]), "limit": limit, "subset": subset,
               "tie_policy": lb["tie_policy"], "bootstrap": lb["bootstrap"], "ci": lb["ci"], "seed": params["common"]["seed"]}
     doc = results.document(benchmark=benchmark, model={"name": name, "entry": entry, "identity": rm.identity()},
-                           data=data or bench.hub_id, params=source, config=config, n=len(items), results=metrics,
-                           run=res.stats())
+                           data=data or bench.hub_id, dataset=dataset_read(bench, revision), params=source,
+                           config=config, n=len(items), results=metrics, run=res.stats())
     write_json(doc, out / results.FILE)
-    return scoring.format_summary(benchmark, name, metrics)
+    read = f"read at revision {bench.revision}\n" if bench.revision else ""
+    return read + scoring.format_summary(benchmark, name, metrics)
+
+
+def dataset_read(bench, asked: str | None) -> dict:
+    """What a results JSON records of the data read: the revision asked and the commit sha read (hub only)."""
+    return {"revision_asked": asked or "main", "revision": bench.revision} if bench.revision else {}

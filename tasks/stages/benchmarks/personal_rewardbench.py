@@ -1,16 +1,17 @@
-"""`personal-rewardbench` (SynthesizeMe, arXiv 2506.05598; MichaelR207/chatbotarena_personalized_0125
-and MichaelR207/prism_personalized_0125): per-user preference pairs {user_id, prompt (a string or the
-conversation as messages), chosen, rejected (strings or messages), split}. The user's earlier
-preferences are the context: every pair of the same user in the train / validation splits, as
-"prompt -> preferred over rejected" lines, is the profile of that user's test pairs. A local copy is
-the hub's `data/{split}-*.parquet` (the split from the file name) or JSONL/JSON rows with `split`."""
+"""`personal-rewardbench` (SynthesizeMe, arXiv 2506.05598; MichaelR207/chatbot_arena_personalized_0125, its
+card and loader): one HF split, `train`, holding every row, with a `split` column (train / val / test);
+rows {user_id, prompt (a string or the conversation as messages), chosen, rejected (strings or messages),
+split}. The benchmark is the rows with split == test; every train and val row of the same user, as
+"prompt -> preferred over rejected" lines, is that user's profile (their history). A local copy is the
+same rows (Parquet / JSONL / JSON) with their `split` column."""
 from __future__ import annotations
 
 from tasks.stages.benchmarks import register
-from tasks.stages.benchmarks.base import Benchmark, Row
+from tasks.stages.benchmarks.base import Benchmark, Row, published_accuracy
 from tasks.models.listwise import Item
 
-HISTORY = ("train", "validation")
+HISTORY = ("train", "val", "validation")   # the card says val; older copies validation
+SPLITS = (*HISTORY, "test")
 CLIP = 40   # words of each earlier prompt / answer in the profile
 
 
@@ -22,24 +23,22 @@ def _clip(text: str) -> str:
 @register
 class PersonalRewardBench(Benchmark):
     name = kind = "personal-rewardbench"
-    hub_id = "MichaelR207/chatbotarena_personalized_0125"
+    hub_id = "MichaelR207/chatbot_arena_personalized_0125"
+    hub_split = "train"   # the only HF split; the `split` column says which rows are the benchmark
     has_profile = True
+    rule = "pairwise accuracy on the split == test rows, a tie wrong (SynthesizeMe's evaluation)"
 
-    def raw_rows(self, path, hub_id):
-        if path:
-            yield from super().raw_rows(path, None)
-            return
-        for split in ("train", "validation", "test"):
-            yield from self.hub_rows(hub_id or self.hub_id, None, split)
+    def metrics(self, rows, policy):
+        return published_accuracy(self.rule, rows)
 
     def items(self, rows):
         parsed = []
         for raw in self.checked(rows):
             row = Row(raw, "user_id")
             user = row.text("user_id")
-            split = row.get("split") or _split_of(raw.file)
-            if split not in ("train", "validation", "test"):
-                row.fail("split", f"expected train, validation or test, got {split!r}")
+            split = row.get("split")
+            if split not in SPLITS:
+                row.fail("split", "missing" if split is None else f"expected train, val or test, got {split!r}")
             parsed.append((user, split, _prompt(row), row.message_text("chosen"), row.message_text("rejected"), row))
         history: dict[str, list[str]] = {}
         for user, split, prompt, chosen, rejected, _ in parsed:
@@ -52,14 +51,6 @@ class PersonalRewardBench(Benchmark):
                 out.append(Item(f"{user}:{row.raw.index}", prompt, (chosen,), (rejected,), subset="all",
                                 profile=tuple(history.get(user, ())), meta={"user_id": user}))
         return out
-
-
-def _split_of(label: str) -> str | None:
-    name = label.replace("\\", "/").rsplit("/", 1)[-1]
-    for split in ("train", "validation", "test"):
-        if name.startswith(split):
-            return split
-    return None
 
 
 def _prompt(row: Row) -> str:

@@ -1,10 +1,11 @@
-"""`ppe-human`: PPE's human-preference set (lmarena-ai/PPE-human-preference-v1): Chatbot Arena
+"""`ppe-human`: PPE's human-preference set (lmarena-ai/PPE-Human-Preference-V1, split test; arXiv 2410.14872
+and its card): Chatbot Arena
 pairs {question_id, prompt, response_1, response_2, winner}; the winner's response is correct, the
 other incorrect; ties are left out (as PPE does) and counted. `language` (when present) is the subset."""
 from __future__ import annotations
 
 from tasks.stages.benchmarks import register
-from tasks.stages.benchmarks.base import Benchmark, Row
+from tasks.stages.benchmarks.base import Benchmark, Row, published_accuracy
 from tasks.models.listwise import Item
 
 WINNERS = {"model_a": 0, "model_b": 1, "response_1": 0, "response_2": 1}
@@ -14,7 +15,8 @@ TIES = ("tie", "tie (bothbad)")
 @register
 class PpeHuman(Benchmark):
     name = kind = "ppe-human"
-    hub_id = "lmarena-ai/PPE-human-preference-v1"
+    hub_id = "lmarena-ai/PPE-Human-Preference-V1"
+    rule = "pairwise accuracy with ties dropped (PPE's human-preference accuracy), a tied score wrong"
 
     def items(self, rows):
         self.ties_dropped = 0
@@ -35,4 +37,4 @@ class PpeHuman(Benchmark):
                     subset=row.text("language", required=False) or "all")
 
     def metrics(self, rows, policy):
-        return {"ties_dropped": getattr(self, "ties_dropped", 0)}
+        return {**published_accuracy(self.rule, rows), "ties_dropped": getattr(self, "ties_dropped", 0)}

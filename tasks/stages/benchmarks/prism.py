@@ -1,4 +1,4 @@
-"""`prism` (HannahRoseKirk/prism-alignment): configs `survey` (one row per user: self_description,
+"""`prism` (HannahRoseKirk/prism-alignment, its card's `configs:`; split train): configs `survey` (one row per user: self_description,
 system_string, stated_prefs ...) and `conversations` (conversation_id, user_id, conversation_type,
 conversation_history: a list of turns {turn, role, content, score, if_chosen, model_name ...}).
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 from tasks.stages.benchmarks import register
-from tasks.stages.benchmarks.base import Benchmark, Row
+from tasks.stages.benchmarks.base import Benchmark, Row, published_accuracy
 from tasks.core.errors import ConfigError
 from tasks.models.listwise import Item
 from tasks.stages.sources import read_file
@@ -22,7 +22,9 @@ PREFS = ("values", "creativity", "fluency", "factuality", "diversity", "safety",
 class Prism(Benchmark):
     name = kind = "prism"
     hub_id = "HannahRoseKirk/prism-alignment"
+    hub_split = "train"
     has_profile = True
+    rule = "the user's top-rated opening response above every lower-rated one, a tie wrong (PRISM's 1-100 ratings)"
 
     def raw_rows(self, path, hub_id):
         if path:
@@ -37,7 +39,7 @@ class Prism(Benchmark):
             read = lambda name: (r for f in parts[name] for r in read_file(f))  # noqa: E731
         else:
             hub = hub_id or self.hub_id
-            read = lambda name: self.hub_rows(hub, name, "train")  # noqa: E731
+            read = lambda name: self.hub_rows(hub, name)  # noqa: E731
         return read("survey"), read("conversations")
 
     def items(self, rows):
@@ -97,7 +99,7 @@ class Prism(Benchmark):
                     meta={"user_id": user})
 
     def metrics(self, rows, policy):
-        return {"left_out": getattr(self, "left_out", 0)}
+        return {**published_accuracy(self.rule, rows), "left_out": getattr(self, "left_out", 0)}
 
 
 def _profile(row: Row) -> tuple[str, ...]:

@@ -2,15 +2,18 @@
 num_correct, num_incorrect, total_completions, models, subset, additional_metadata}. Best-of-4 in
 most subsets (one correct against three: chance 25%); Ties has several correct answers per prompt.
 
-Scoring as published (reward-bench's run_v2 and utils.process_single_model): a non-Ties item is right
-when the correct answer scores above every incorrect one (a top score shared by k answers is worth 1/k
-under the `half` policy, RewardBench 2's own rule). Ties is scored over the subset: its ids are
-`ref:<n>` (one correct answer) and `tied:<n>` (several) for the same prompt n; per prompt, accurate =
-worst correct > best incorrect, the correct-incorrect margin = worst correct - best incorrect and the
-spread of the correct ones = best - worst correct; the score is 0.30 x tied accuracy + 0.30 x ref
-accuracy + 0.20 x P(tied margin > spread) + 0.20 x P(min(ref margin, tied margin) > spread) + 0.01 x
-mean tanh(min margin / spread - 1) (0 where that is undefined). The overall score is the mean over
-subsets, Ties by that rule."""
+Scoring as published (the `rewardbench` package, 0.1.4 on PyPI: scripts/run_v2.py with
+utils.reroll_and_score_dataset and utils.process_single_model), whatever the tie policy: outside Ties an
+item scores 1/k when its correct answer is among the k answers sharing the top score, else 0, and a
+subset's score is the mean. Ties is scored over the subset: its ids are `ref:<n>` (one correct answer)
+and `tied:<n>` (several) for the same prompt n; per prompt, accurate = worst correct > best incorrect,
+margin = worst correct - best incorrect, spread = best - worst correct (none with one correct answer).
+Score = 0.30 x tied accuracy + 0.30 x ref accuracy + 0.20 x P(tied margin > spread) + 0.20 x
+P(min(ref margin, tied margin) > spread) + 0.01 x mean tanh(min margin / spread - 1); the two P(...) are
+over the prompts with both a ref and a tied item and a spread (no spread: left out), the tanh term over
+those with spread > 0 (a spread of 0: left out; none left: 0). The overall score is the mean of the
+subset scores. tests/data/rb2_official.json holds reward-bench's own outputs on tied scores, zero and
+missing spreads, and the command that made them."""
 from __future__ import annotations
 
 import math
@@ -18,7 +21,7 @@ import re
 
 from tasks.stages.benchmarks import register
 from tasks.stages.benchmarks.base import Benchmark
-from tasks.models.listwise import Item, credit
+from tasks.models.listwise import Item
 
 TIES = "Ties"
 TIES_ID = re.compile(r"(ref|tied):(\d+)")
@@ -41,6 +44,9 @@ class RewardBench2(Benchmark):
             row.fail("id", f"a Ties id must be ref:<n> or tied:<n>, got '{row.id}'")
         return Item(row.id, prompt, chosen, rejected, subset=subset)
 
+    rule = "RewardBench 2 (rewardbench 0.1.4 run_v2): 1/k for a k-way tie at the top, Ties by " \
+           "process_single_model, overall = mean of the subset scores"
+
     def metrics(self, rows, policy):
         by_subset: dict[str, list] = {}
         for r in rows:
@@ -50,10 +56,21 @@ class RewardBench2(Benchmark):
             if subset.lower() == TIES.lower():
                 per[subset] = ties_score(mine)
             else:
-                got = [c for c in (credit(r, policy) for r in mine) if c is not None]
+                got = [c for c in (best_of_n(r) for r in mine) if c is not None]
                 per[subset] = round(sum(got) / len(got), 4) if got else None
         known = [v for v in per.values() if v is not None]
-        return {"subsets": per, "overall": round(sum(known) / len(known), 4) if known else None}
+        return {"rule": self.rule, "score": round(sum(known) / len(known), 4) if known else None, "subsets": per}
+
+
+def best_of_n(r: dict) -> float | None:
+    """reroll_and_score_dataset's credit: 1/k when the (first) correct answer shares the top score with
+    k answers, else 0; None for an item not scored pointwise."""
+    c, i = r["scores_correct"], r["scores_incorrect"]
+    if r["method"] != "pointwise" or not c or None in (*c, *i):
+        return 0.0 if r.get("invalid") else None
+    scores = [c[0], *c[1:], *i]
+    top = max(scores)
+    return 1.0 / sum(x == top for x in scores) if c[0] == top else 0.0
 
 
 def _stats(r: dict):
@@ -67,7 +84,8 @@ def _stats(r: dict):
 
 
 def ties_score(rows: list[dict]) -> float | None:
-    """RewardBench 2's Ties score (module docstring) from the items' kept scores."""
+    """RewardBench 2's Ties score (module docstring) from the items' kept scores; None where
+    reward-bench's is NaN (prompts with a ref and a tied item, none of them with a spread)."""
     ref, tied = {}, {}
     for r in rows:
         kind, n = TIES_ID.fullmatch(r["item_id"]).groups()
@@ -78,24 +96,13 @@ def ties_score(rows: list[dict]) -> float | None:
         return None
     mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
     ref_acc, tied_acc = mean([s[0] for s in ref.values()]), mean([s[0] for s in tied.values()])
-    both = sorted(set(ref) & set(tied))
+    both = [n for n in sorted(set(ref) & set(tied))]
     pref = pref_hard = margin_score = 0.0
     if both:
-        spread = [tied[n][1] for n in both]
-        m_tied = [tied[n][2] for n in both]
-        m_min = [min(ref[n][2], tied[n][2]) for n in both]
-        pref = mean([t > s for t, s in zip(m_tied, spread) if s is not None] +
-                    [False for s in spread if s is None])
-        pref_hard = mean([m > s for m, s in zip(m_min, spread) if s is not None] +
-                         [False for s in spread if s is None])
-        margin_score = mean([_tanh_gap(m, s) for m, s in zip(m_min, spread)])
+        spread = [n for n in both if tied[n][1] is not None]
+        if not spread:
+            return None
+        pref = mean([tied[n][2] > tied[n][1] for n in spread])
+        pref_hard = mean([min(ref[n][2], tied[n][2]) > tied[n][1] for n in spread])
+        margin_score = mean([math.tanh(min(ref[n][2], tied[n][2]) / tied[n][1] - 1) for n in spread if tied[n][1] > 0])
     return round(0.30 * tied_acc + 0.30 * ref_acc + 0.20 * pref + 0.20 * pref_hard + 0.01 * margin_score, 4)
-
-
-def _tanh_gap(margin: float, spread: float | None) -> float:
-    """tanh(margin / spread - 1) as numpy computes it (x / 0 = +-inf, 0 / 0 = NaN -> 0)."""
-    if spread is None or (spread == 0 and margin == 0):
-        return 0.0
-    if spread == 0:
-        return math.copysign(1.0, margin)
-    return math.tanh(margin / spread - 1)

@@ -16,7 +16,7 @@ from tasks.core.progress import bar as progress_bar
 from tasks.stages.leaderboard import boot_means
 from tasks.models.listwise import credit, score_items
 
-ENTRY_KEYS = ("source", "path", "hub_id", "subset", "limit", "rms")
+ENTRY_KEYS = ("source", "path", "hub_id", "revision", "subset", "limit", "rms")
 
 
 def check_entry(name: str, entry) -> dict:
@@ -36,7 +36,7 @@ def load(name: str, entry: dict, subset_key: str | None = None):
     check_entry(name, entry)
     bench = get(entry["source"], f"benchmarks.{name}.source")
     items = bench.load(entry.get("path"), entry.get("hub_id"), entry.get("subset"), entry.get("limit"),
-                       subset_key=subset_key or f"benchmarks.{name}.subset")
+                       subset_key=subset_key or f"benchmarks.{name}.subset", revision=entry.get("revision"))
     if not items:
         raise ConfigError(f"benchmarks.{name}: no items to score")
     return bench, items
@@ -113,7 +113,9 @@ def format_summary(name: str, rm: str, metrics: dict) -> str:
         lines.append(line(f"{strategy} (all)", e) + ("" if method == "pointwise" else f"  [{method}]"))
         lines += [line(f"  {s}", v) for s, v in e["subsets"].items()]
         if e["published"]:
-            lines.append("  published rule: " + ", ".join(f"{k} {v}" for k, v in _flat(e["published"])))
+            pub = {k: v for k, v in e["published"].items() if k != "rule"}
+            lines.append(f"  published ({e['published'].get('rule') or 'its own rule'}): "
+                         + ", ".join(f"{k} {v}" for k, v in _flat(pub)))
     return "\n".join(lines)
 
 

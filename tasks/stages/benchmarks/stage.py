@@ -20,6 +20,7 @@ def run(params: dict, benchmark: str, out: dict) -> dict:
     from tasks.models.resources import Resources
     from tasks.models.rms.registry import make_rm
     from tasks.core.runlog import write_metrics
+    from tasks.stages import hub
 
     entries = params.get("benchmarks") or {}
     if benchmark not in entries:
@@ -29,13 +30,16 @@ def run(params: dict, benchmark: str, out: dict) -> dict:
     entry = entries[benchmark]
     if not entry.get("path"):
         raise ConfigError(f"benchmarks.{benchmark}.path: the pipeline scores a local copy (DVC tracks it); "
-                          "download the hub files first, or use `prbench score --benchmark` for a hub id")
+                          "download the hub files first (`hf download <id> --repo-type dataset --revision <rev> --local-dir "
+                          "<path>`: the sha is then recorded), or use `prbench score --benchmark` for a hub id")
     rms = entry.get("rms") or []
     unknown = [rm for rm in rms if rm not in params["scoring"]["rms"]]
     if not rms or unknown:
         raise ConfigError(f"benchmarks.{benchmark}.rms: " + (did_you_mean(unknown[0], params["scoring"]["rms"])
                                                              if unknown else "list the RMs to score (names under scoring.rms)"))
     bench, items = scoring.load(benchmark, entry)
+    hub_id = entry.get("hub_id") or bench.hub_id
+    read = hub.check_pin(f"benchmarks.{benchmark}.revision", hub_id, entry["path"], entry.get("revision"))
     res = Resources(params)
     folder = Path(out["scores"])
     folder.mkdir(parents=True, exist_ok=True)
@@ -49,7 +53,8 @@ def run(params: dict, benchmark: str, out: dict) -> dict:
         write_table(rows, folder / f"{rm_name}.parquet", "list_scores")
         per_rm[rm_name] = {"kind": rm.kind, "identity": rm.identity(),
                            **scoring.summary(rows, bench, params["leaderboard"], params["common"]["seed"])}
-    metrics = {"benchmark": benchmark, "source": bench.name, "items": len(items), "strategies": bench.strategies(),
+    metrics = {"benchmark": benchmark, "source": bench.name, **({"hub_id": hub_id, "revision": read} if read else {}),
+               "items": len(items), "strategies": bench.strategies(),
                "rms": per_rm, "run": res.stats()}
     write_metrics(metrics, out["metrics"])
     return metrics
