@@ -181,3 +181,18 @@ def test_an_rm_entry_may_score_more_pairs_than_scoring_per_domain_limit(monkeypa
     inputs = {"selected_pairs": "x"}
     assert len(score.benchmark_pairs(params, "personalised", inputs, "judge")) == 4
     assert len(score.benchmark_pairs(params, "personalised", inputs, "ladder-00")) == 10
+
+
+def test_the_report_states_the_primary_test_its_verdict_and_its_power():
+    from tasks.ops.report.downstream import primary_line
+
+    pr = {"benchmark": "personalised", "strategy": "raw_profile", "method": "bon", "statistic": "pearson",
+          "alternative": "greater", "alpha": 0.05, "n_rms": 12, "n_pairs": 15, "n_questions": 15, "status": "ok",
+          "estimate": 0.41, "ci": [-0.2, 0.79], "p": 0.6, "significant": False, "power": 0.84, "effect": 0.9,
+          "min_detectable_effect": 0.89, "observed_signal_accuracy": 0.73}
+    line = primary_line(pr)
+    assert "not significant at alpha 0.05" in line and "power 0.84 at the assumed effect 0.9" in line
+    assert "[-0.200, 0.790]" in line and "73.0%" in line
+    line = primary_line({**pr, "estimate": 1.0, "ci": None, "ci_note": "every RM in the same order", "p": 0.001,
+                         "significant": True})
+    assert ": significant at alpha" in line and "no interval: every RM in the same order" in line
