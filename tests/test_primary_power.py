@@ -196,3 +196,20 @@ def test_the_report_states_the_primary_test_its_verdict_and_its_power():
     line = primary_line({**pr, "estimate": 1.0, "ci": None, "ci_note": "every RM in the same order", "p": 0.001,
                          "significant": True})
     assert ": significant at alpha" in line and "no interval: every RM in the same order" in line
+
+
+def test_prbench_run_says_first_when_the_design_is_below_80_percent(monkeypatch, capsys):
+    """One warning line at the start of every run, read from the cached simulation (here: a stub)."""
+    import subprocess
+
+    from flows.cli import main
+    from tasks.ops import power_cli
+
+    monkeypatch.setattr(power_cli, "report", lambda params: ([], {"power": 0.41}))
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: 0)   # dvc status: every stage up to date
+    assert main(["run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("prbench: warning: the primary test has power 0.41 < 0.80")
+    monkeypatch.setattr(power_cli, "report", lambda params: ([], {"power": 0.84}))
+    assert main(["run"]) == 0
+    assert "warning" not in capsys.readouterr().out
