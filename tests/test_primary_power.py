@@ -213,3 +213,16 @@ def test_prbench_run_says_first_when_the_design_is_below_80_percent(monkeypatch,
     monkeypatch.setattr(power_cli, "report", lambda params: ([], {"power": 0.84}))
     assert main(["run"]) == 0
     assert "warning" not in capsys.readouterr().out
+
+
+def test_the_ladder_is_labelled_a_positive_control_and_never_the_best_rm():
+    from tasks.ops.report import board
+
+    acc = lambda a: {"accuracy": a, "ci": [a - 0.1, a]}  # noqa: E731
+    metrics = {"rms": {rm: {"raw_profile": {"micro": acc(a), "macro": acc(a), "pairs": 10}}
+                       for rm, a in (("ladder-11", 0.9), ("similarity", 0.6))}, "tie_policy": "strict", "ci": 0.95}
+    rms = {"ladder-11": {"kind": "mixture", "weight": 1.0}, "similarity": {"kind": "similarity"}}
+    lb = board.leaderboard([], [], metrics, {"ladder-11"})
+    names = {r["rm"]: r["cells"][0]["text"] for r in lb["rows"]}
+    assert names == {"ladder-11": "ladder-11 (positive control)", "similarity": "similarity"}
+    assert [b["rms"] for b in board.headline(lb, rms)["best"]] == [["similarity"]]

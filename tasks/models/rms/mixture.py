@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 
+from tasks.core import layout
 from tasks.core.errors import ConfigError
 from tasks.models.rms.base import AnswerScore, RewardModel, input_hash
 from tasks.models.rms.registry import register
@@ -38,7 +39,7 @@ class MixtureRM(RewardModel):
         self.noise_scale = float(entry.get("noise_scale", 0.07))   # ~ the spread of the cosine across answers
         self.seed = int(entry.get("seed", resources.seed))
         self.encoder = resources.encoder(entry.get("encoder", "embedded:all-MiniLM-L6-v2"))
-        self.questions_path = entry.get("questions", "data/ingest/questions.parquet")
+        self.questions_path = entry.get("questions", layout.INGEST["questions"])
         self._gold: dict[str, str] | None = None
 
     def identity(self) -> str:
@@ -50,7 +51,7 @@ class MixtureRM(RewardModel):
 
             rows = read_table(self.questions_path, "questions").to_pylist()
             self._gold = {}
-            for q in rows:   # the same text twice (two users) keeps the first rubric: one lookup, stated
+            for q in rows:   # an RM sees the question's text, not its id: a text asked twice keeps its first rubric
                 self._gold.setdefault(q["question"], gold_text(q))
         if question not in self._gold:
             raise ConfigError(f"scoring.rms.{self.name}: no gold rubric for question {question[:60]!r} in "
