@@ -28,10 +28,18 @@ def report(params: dict) -> tuple[list[str], dict]:
         lines.append(f"power: not simulated ({res.get('why')})")
         return lines, res
     mde = res["min_detectable_effect"]
-    lines += [f"power: {res['power']:.3f} (+-{res['mc_error']:.3f}, {res['simulations']} simulated runs, seed "
+    bound = f" at least (simulated at {power_cap()} pairs and questions: power only rises with more)" \
+        if res.get("capped") else ""
+    lines += [f"power: {res['power']:.3f}{bound} (+-{res['mc_error']:.3f}, {res['simulations']} simulated runs, seed "
               f"{res['seed']}); rejection rate with no effect: {res['size']:.3f}",
               "smallest effect detectable at 80% power: " + (f"{mde}" if mde else "none up to 0.99")]
     return lines, res
+
+
+def power_cap() -> int:
+    from tasks.downstream.correlation.power import CAP
+
+    return CAP
 
 
 def warning(params: dict) -> str | None:

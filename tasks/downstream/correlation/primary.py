@@ -172,6 +172,8 @@ def run_primary(params: dict, score_paths: dict, downs: dict) -> dict:
         return {**out, "status": f"too few RMs (n={len(rms)} < {MIN_N[pr['statistic']]})" if down else
                 f"downstream method '{pr['method']}' not in this run"}
     credit, flipped, pairs = credit_matrices(score_paths, rms, pr, c)
+    if not pairs:
+        return {**out, "status": f"no {pr['benchmark']} pair scored by every RM of the test under {pr['strategy']}"}
     d = np.array([down.value(rm) for rm in rms])
     questions = {q for rm in rms for q in down.per_question.get(rm, {})}
     rng = stable_rng(int(params["common"]["seed"]), "correlation", "primary")
