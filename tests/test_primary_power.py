@@ -226,3 +226,14 @@ def test_the_ladder_is_labelled_a_positive_control_and_never_the_best_rm():
     names = {r["rm"]: r["cells"][0]["text"] for r in lb["rows"]}
     assert names == {"ladder-11": "ladder-11 (positive control)", "similarity": "similarity"}
     assert [b["rms"] for b in board.headline(lb, rms)["best"]] == [["similarity"]]
+
+
+def test_a_primary_method_the_run_does_not_compute_is_one_clear_error():
+    from tasks.core.errors import ConfigError
+    from tasks.downstream.correlation import stage
+    from tests.test_correlation_stage import P as CP
+
+    p = {**CP, "primary": {"benchmark": "personalised", "strategy": "raw_profile", "method": "rl",
+                           "statistic": "pearson", "alternative": "greater", "alpha": 0.05, "rms": ["*"]}}
+    with pytest.raises(ConfigError, match=r"^correlation.primary.method: 'rl' is not in correlation.downstream"):
+        stage.check_params(p)

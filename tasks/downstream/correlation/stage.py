@@ -50,6 +50,12 @@ def check_params(p: dict) -> dict:
         if d not in DOWNSTREAM:
             raise bad("downstream", f"unknown downstream '{d}'; valid: {', '.join(DOWNSTREAM.names())} "
                       "(or list an external table under correlation.downstream_tables)")
+    pr = p.get("primary") or {}
+    if pr and pr.get("method") not in p["downstream"]:
+        raise ConfigError(f"correlation.primary.method: '{pr.get('method')}' is not in correlation.downstream "
+                          f"({', '.join(p['downstream'])})")
+    if pr:
+        check_benchmark_strategy(pr["strategy"], "correlation.primary.strategy")
     for pair in p.get("comparisons") or []:
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and pair[0] != pair[1]):
             raise bad("comparisons", "need pairs of two different benchmarks, e.g. [[personalised, generic]]")
