@@ -51,7 +51,7 @@ def check_params(p: dict) -> dict:
             raise bad("downstream", f"unknown downstream '{d}'; valid: {', '.join(DOWNSTREAM.names())} "
                       "(or list an external table under correlation.downstream_tables)")
     pr = p.get("primary") or {}
-    if pr and pr.get("method") not in p["downstream"]:
+    if pr and p["downstream"] and not p.get("downstream_tables") and pr.get("method") not in p["downstream"]:
         raise ConfigError(f"correlation.primary.method: '{pr.get('method')}' is not in correlation.downstream "
                           f"({', '.join(p['downstream'])})")
     if pr:
