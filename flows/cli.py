@@ -18,8 +18,14 @@ def cmd_run(args) -> int:
     from tasks.ops.params import load_params
 
     # every problem of the params file, before a server starts (dvc reads params.yaml only)
-    for line in notices(load_params(args.params if args.no_dvc else None, complete=read_keys(), paths=read_keys())):
+    params = load_params(args.params if args.no_dvc else None, complete=read_keys(), paths=read_keys())
+    for line in notices(params):
         print(f"prbench: notice: {line}", flush=True)
+    from tasks.ops.power_cli import warning
+
+    line = warning(params)   # a design below 80% power says so first (cached simulation: a file read)
+    if line:
+        print(line, flush=True)
     if args.no_dvc:
         from flows.common import main
         from flows.pipeline import pipeline
@@ -155,13 +161,14 @@ def build_parser() -> argparse.ArgumentParser:
     pa.set_defaults(func=cmd_params)
     from tasks.downstream.correlation.diff import add_parser as add_diff
     from flows.release_cli import add_parser as add_release
-    from tasks.ops import human_eval_cli
+    from tasks.ops import human_eval_cli, power_cli
     from tasks.ops.report.cli import add_parser as add_report
 
     add_diff(sub)
     add_release(sub)
     add_report(sub)
     human_eval_cli.add_parser(sub)
+    power_cli.add_parser(sub)
     return ap
 
 

@@ -40,6 +40,7 @@ def _small(params: dict) -> dict:
     params["human_eval"]["proxy_limit"] = 2
     params["correlation"]["include_null_baselines"] = True   # enough RMs for numbers, not "too few RMs"
     params["correlation"]["downstream"] = ["bon"]              # RL does not run here
+    params["correlation"]["primary"]["rms"] = ["*"]            # no ladder here: the primary test over these RMs
     return params
 
 
@@ -149,6 +150,11 @@ def test_report_page_in_a_browser(project):
         corr = pq.read_table(project / layout.CORRELATION["correlation"]).to_pylist()
         assert page.locator("#correlation-table tbody tr").count() == len(corr)
         assert page.locator("#correlation svg.scatter circle").count() > 0
+        primary = json.loads((project / layout.CORRELATION["metrics"]).read_text())["primary"]
+        text = page.locator("#primary-test").inner_text()
+        verdict = "not significant" if not primary["significant"] else ": significant"
+        assert text.startswith("Primary test") and verdict in text and f"over {primary['n_rms']} RMs" in text
+        assert "exploratory" in text and ("power " in text or "not simulated" in text)
         assert page.locator("#no-human").is_visible(), "no human ratings yet"
         assert page.locator("#no-rl").is_visible(), "no RL results"
         assert page.locator("#provenance [data-rm]").count() == len(RMS)

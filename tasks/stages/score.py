@@ -52,8 +52,11 @@ def summary(rows: list[dict]) -> dict:
     return dict(sorted(out.items()))
 
 
-def benchmark_pairs(params: dict, benchmark: str, inputs: dict) -> list[dict]:
-    """The pairs one benchmark scores, in table order (the same on every worker)."""
+def benchmark_pairs(params: dict, benchmark: str, inputs: dict, rm_name: str | None = None) -> list[dict]:
+    """The pairs one benchmark scores, in table order (the same on every worker); an RM entry's own
+    `per_domain_limit` (e.g. the cheap positive-control ladder: every pair) overrides scoring's."""
+    from tasks.models.rms.registry import LIMIT
+
     from tasks.models import chunks
     from tasks.core.errors import ConfigError, did_you_mean
 
@@ -61,8 +64,10 @@ def benchmark_pairs(params: dict, benchmark: str, inputs: dict) -> list[dict]:
     paths = {"personalised": inputs["selected_pairs"], "generic": inputs.get("generic_pairs")}
     if benchmark not in paths:
         raise ConfigError(f"scoring.benchmarks: {did_you_mean(benchmark, paths)}")
+    entry = s["rms"].get(rm_name) or {}
+    limit = entry[LIMIT] if LIMIT in entry else s.get("per_domain_limit")
     return first_per_domain([p for p in chunks.rows(paths[benchmark], "judged_pairs") if p["split"] in s["splits"]],
-                            s.get("per_domain_limit"))
+                            limit)
 
 
 def plan(params: dict, rm_name: str, inputs: dict) -> list[dict]:
@@ -75,7 +80,7 @@ def plan(params: dict, rm_name: str, inputs: dict) -> list[dict]:
         raise ConfigError(f"scoring.rms: {did_you_mean(rm_name, s['rms'])}")
     out = []
     for benchmark in s.get("benchmarks", ["personalised"]):
-        n = len(benchmark_pairs(params, benchmark, inputs))
+        n = len(benchmark_pairs(params, benchmark, inputs, rm_name))
         strategies = s["strategies"] if benchmark == "personalised" else s.get("generic_strategies", s["strategies"])
         out += [{"benchmark": benchmark, "strategy": strategy, "start": a, "stop": b}
                 for strategy in check(strategies) for a, b in chunks.slices(n, chunks.chunk_size(params))]
@@ -91,7 +96,7 @@ def score_chunk(params: dict, rm_name: str, inputs: dict, chunk: dict | None, ke
     before, rows = res.stats(), []
     if chunk:
         questions = {q["id"]: q for q in chunks.rows(inputs["questions"], "questions")}
-        pairs = benchmark_pairs(params, chunk["benchmark"], inputs)[chunk["start"]:chunk["stop"]]
+        pairs = benchmark_pairs(params, chunk["benchmark"], inputs, rm_name)[chunk["start"]:chunk["stop"]]
         context = chunks.contexts(chunk["strategy"], inputs["questions"], inputs["profile_context"],
                                   inputs.get("inferred_rubrics"))
         rows = score_rows(rm, chunk["benchmark"], chunk["strategy"], pairs, questions, context)

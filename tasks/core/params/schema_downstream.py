@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tasks.core.params.schema import (EMBEDDING_JUDGE, SMOLLM2, BenchmarkEntry, F, Common, GenericPairs, Group, HumanEval,
                                  Ingest, Leaderboard, LlmName, Pairs, Profiles, Rubrics, Scale, Scoring, Strategy,
@@ -84,6 +84,25 @@ class Rl(Group):
     eval: RlEval = F(RlEval(), "evaluation")
 
 
+class Primary(Group):
+    benchmark: Literal["personalised", "generic"] = F("personalised", "the benchmark of the one pre-registered test")
+    strategy: Strategy = F("raw_profile", "whose accuracy ranks the RMs in it")
+    method: str = F("bon", "the downstream method (bon, rl)")
+    statistic: Literal["pearson", "spearman", "kendall_tau_b"] = F("pearson", "the correlation tested")
+    alternative: Literal["greater", "less", "two-sided"] = F("greater", "H1: greater = the benchmark predicts")
+    alpha: float = Field(0.05, gt=0, lt=1, description="the test's level (significant: p < alpha)")
+    rms: list[str] = F(["ladder-*"], "the RMs in it: names or fnmatch patterns over scoring.rms")
+
+
+class Power(Group):
+    effect: float = Field(0.9, gt=0.5, lt=1, description="assumed effect: share of benchmark pairs on which the "
+                                                           "good signal alone prefers the chosen answer")
+    pairs: int = Field(15, ge=2, description="planned benchmark pairs per RM (`prbench power`)")
+    questions: int = Field(15, ge=1, description="planned downstream questions (`prbench power`)")
+    simulations: int = Field(1000, ge=50, description="simulated runs")
+    flips: int = Field(199, ge=19, description="label flips per simulated test")
+
+
 class Correlation(Group):
     strategy: Strategy = F("raw_profile", "whose accuracy ranks the RMs")
     split: str | None = F("test", "null = every split")
@@ -105,6 +124,8 @@ class Correlation(Group):
     ci: float = F(0.95, "confidence level", gt=0, lt=1)
     baselines: list[str] = F([], "CSV/Parquet under data/external/: rm, benchmark, accuracy")
     downstream_tables: list[str] = F([], "CSV/Parquet under data/external/: rm, method, score")
+    primary: Primary = F(Primary(), "the pre-registered primary test (all else exploratory)")
+    power: Power = F(Power(), "the design `prbench power` simulates")
 
 
 class Releases(Group):

@@ -41,7 +41,8 @@ CONVENTIONS = {   # written into metrics/correlation.json
     "ties": "NDCG and RBO: equal values ordered by RM name; Pearson, Spearman, Kendall tau-b, weighted tau: "
             "the statistic's own tie handling",
     "p_value": "one-sided permutation test (benchmark values permuted across RMs), H1: positive agreement",
-    "p_holm": "Holm-adjusted p over each benchmark's family: every metric x predictor x downstream with a p-value",
+    "p_holm": "exploratory: Holm-adjusted p over one family, every p-value of the run (each benchmark x predictor "
+              "x downstream x metric, each comparison); the pre-registered test is `primary`",
     "null_random": "the metric's mean over the permutations of the benchmark values: what a random ranking gets",
     "null_reversed": "the metric when the benchmark ranks the RMs in the reverse of the downstream order",
     "predictors": "accuracy: mean credit over the questions; worst_domain: the lowest per-domain mean credit",

@@ -2,8 +2,9 @@
 Sides (sides.py): benchmarks (per-question credit from the scores tables, or fixed numbers from
 external baseline tables), each with two predictors (accuracy, worst-domain accuracy), and downstreams
 (per-question BoN / RL judge scores; fixed numbers from external tables). Every benchmark × predictor ×
-downstream gets every metric with honest CIs and null values (paired.correlate); Holm over each
-benchmark's family; benchmark pairs in correlation.comparisons get the paired test (paired.compare)."""
+downstream gets every metric with honest CIs and null values (paired.correlate); benchmark pairs in
+correlation.comparisons get the paired test (paired.compare). All of that is exploratory: Holm over one
+family of every p-value. The one pre-registered test, correlation.primary, is primary.run_primary."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -15,6 +16,7 @@ from tasks.downstream.correlation import paired, published
 from tasks.downstream.correlation.resample import METHOD
 from tasks.downstream.correlation.sides import Side, load_benchmarks, load_external, load_list_benchmarks, null_baselines  # noqa: F401,E501
 from tasks.downstream.correlation.methods import DOWNSTREAM
+from tasks.downstream.correlation.primary import run_primary
 from tasks.downstream.correlation.table import format_table, plot
 from tasks.core.errors import ConfigError
 
@@ -52,6 +54,12 @@ def check_params(p: dict) -> dict:
     for name in published.split_names(p["benchmarks"])[0]:
         if name not in ("personalised", "generic"):
             raise bad("benchmarks", f"'{name}': personalised, generic or <benchmarks entry>:published")
+    pr = p.get("primary") or {}
+    if pr and p["downstream"] and not p.get("downstream_tables") and pr.get("method") not in p["downstream"]:
+        raise ConfigError(f"correlation.primary.method: '{pr.get('method')}' is not in correlation.downstream "
+                          f"({', '.join(p['downstream'])})")
+    if pr:
+        check_benchmark_strategy(pr["strategy"], "correlation.primary.strategy")
     for pair in p.get("comparisons") or []:
         if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and pair[0] != pair[1]):
             raise bad("comparisons", "need pairs of two different benchmarks, e.g. [[personalised, generic]]")
@@ -80,17 +88,17 @@ def pairing(bench: Side, down: Side, predictor: str, excluded: set[str], p: dict
     return {**head, **paired.correlate(bench, down, rms, predictor, p, seed)}, points
 
 
-def holm_per_benchmark(results: dict) -> None:
-    """p_holm in place: each benchmark's p-values over its metrics × predictors × downstreams."""
-    for bench in {b for b, _, _ in results}:
-        family = {(pr, d, m): r[m]["p_value"] for (b, pr, d), r in results.items() if b == bench for m in M.METRICS}
-        for (pr, d, m), adjusted in M.holm(family).items():
-            results[(bench, pr, d)][m]["p_holm"] = adjusted
+def holm_one_family(results: dict, compared: dict) -> None:
+    """p_holm in place: every exploratory p-value of the run (each benchmark × predictor × downstream × metric,
+    each comparison's cells) Holm-adjusted as one family; the primary test stands apart (primary.py)."""
+    family = {("c", key, m): r[m]["p_value"] for key, r in results.items() for m in M.METRICS}
+    family.update({("v", key, m): r["cells"][m]["p_value"] for key, r in compared.items() for m in M.METRICS})
+    for (where, key, m), adjusted in M.holm(family).items():
+        (results[key][m] if where == "c" else compared[key]["cells"][m])["p_holm"] = adjusted
 
 
 def comparisons(benches: dict, downs: dict, excluded: set[str], p: dict, seed: int) -> dict:
-    """correlation.comparisons [[X, Y], ...]: does X predict each downstream better than Y? Holm over each pair's
-    metrics × predictors × downstreams."""
+    """correlation.comparisons [[X, Y], ...]: does X predict each downstream better than Y? (exploratory)"""
     out = {}
     for x, y in p.get("comparisons") or []:
         if x not in benches or y not in benches:
@@ -108,6 +116,11 @@ def comparisons(benches: dict, downs: dict, excluded: set[str], p: dict, seed: i
         for (d, pr, m), adjusted in M.holm(family).items():
             out[(*pair, d, pr)]["cells"][m]["p_holm"] = adjusted
     return out
+
+
+def positive_controls(params: dict) -> set[str]:
+    """RMs of the `mixture` kind (the positive-control ladder), by kind, never by name."""
+    return {rm for rm, e in ((params.get("scoring") or {}).get("rms") or {}).items() if (e or {}).get("kind") == "mixture"}
 
 
 def _r4(x):
@@ -169,7 +182,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
         raise ConfigError("correlation: nothing downstream to compare with: list 'bon' in correlation.downstream "
                           "or a file in correlation.downstream_tables")
     nulls = null_baselines(benches, params)   # left out unless correlation.include_null_baselines
-    excluded = set(p.get("exclude_rms") or []) | (set() if p.get("include_null_baselines") else nulls)
+    controls = positive_controls(params)      # the ladder: the primary test's, never an exploratory contestant
+    excluded = set(p.get("exclude_rms") or []) | controls | (set() if p.get("include_null_baselines") else nulls)
     rm_labels = labels(params)
     results, points = {}, []
     for bn, bench in benches.items():
@@ -177,17 +191,19 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
             for dn, down in downs.items():
                 results[(bn, predictor, dn)], pts = pairing(bench, down, predictor, excluded, p, seed, rm_labels)
                 points += pts
-    holm_per_benchmark(results)
+    ours = [[x, y] for x, y in p.get("comparisons") or []]
+    ours += [["personalised", b] for b in others if "personalised" in benches and ["personalised", b] not in ours]
+    compared = comparisons(benches, downs, excluded, {**p, "comparisons": ours}, seed)   # every benchmark vs ours
+    holm_one_family(results, compared)
     rows = [{"benchmark": b, "predictor": pr, "downstream": d, "metric": m, **{k: r[m][k] for k in FIELDS},
              "status": r[m]["status"], "n_rms": r["n_rms"]} for (b, pr, d), r in results.items() for m in M.METRICS]
     write_table([{k: r[k] for k in schemas.CORRELATION.names} for r in rows], out["correlation"], "correlation")
     write_table(points, out["points"], "correlation_points")
-    ours = [[x, y] for x, y in p.get("comparisons") or []]
-    ours += [["personalised", b] for b in others if "personalised" in benches and ["personalised", b] not in ours]
-    compared = comparisons(benches, downs, excluded, {**p, "comparisons": ours}, seed)   # every benchmark vs ours
     metrics = build_metrics(p, benches, downs, results, compared, excluded)
     scored = {rm for b in benches.values() if b.source == "scores" for rm in b.rms()} - excluded
-    metrics.update(include_null_baselines=bool(p.get("include_null_baselines")), null_baselines=sorted(nulls),
+    metrics.update(primary=run_primary(params, inputs.get("scores") or {}, downs), exploratory=True,
+                   positive_controls=sorted(controls),
+                   include_null_baselines=bool(p.get("include_null_baselines")), null_baselines=sorted(nulls),
                    shares_llm_with={rm: v["shares_llm_with"].split(", ") for rm, v in rm_labels.items()
                                     if v["shares_llm_with"]},
                    in_distribution=sorted(rm for rm, v in rm_labels.items() if v["in_distribution"]),

@@ -9,11 +9,13 @@ from tasks.core.registry import Registry, check_entry
 from tasks.models.rms.base import RewardModel
 
 SCHEDULING = "resources"   # accepted by every kind, read by the task runner (flows/runner.py), never by the RM
+LIMIT = "per_domain_limit"  # accepted by every kind: this RM's own scoring.per_domain_limit (read by the score stage)
+NOT_RM = (SCHEDULING, LIMIT)
 
 
 def _load_kinds() -> None:
     # imported for their @register side effect; heavy libraries load only when an RM is built
-    from tasks.models.rms import baselines, judges, seq_cls  # noqa: F401
+    from tasks.models.rms import baselines, judges, mixture, seq_cls  # noqa: F401
 
 
 KINDS = Registry("kind", _load_kinds)
@@ -22,7 +24,7 @@ register = KINDS.register
 
 def check(name: str, entry, key: str | None = None) -> list[str]:
     """Problems of one `scoring.rms` entry, without building it: kind, options and their types."""
-    return check_entry(entry, KINDS, key or f"scoring.rms.{name}", shared={SCHEDULING: dict[str, float]})
+    return check_entry(entry, KINDS, key or f"scoring.rms.{name}", shared={SCHEDULING: dict[str, float], LIMIT: int | None})
 
 
 def make_rm(name: str, entry: dict, resources) -> RewardModel:
@@ -35,7 +37,7 @@ def make_rm(name: str, entry: dict, resources) -> RewardModel:
     sig = inspect.signature(cls.__init__).parameters
     extra = {"resources": resources} if "resources" in sig else {}
     # where an RM runs is no part of the RM: its scores and identity never see `resources`
-    return cls(name, {k: v for k, v in entry.items() if k != SCHEDULING}, **extra)
+    return cls(name, {k: v for k, v in entry.items() if k not in NOT_RM}, **extra)
 
 
 def resource_requests(name: str, entry: dict) -> dict[str, float]:

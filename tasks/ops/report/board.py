@@ -44,8 +44,9 @@ def _acc_cell(acc: dict | None) -> dict:
             "lo": fmt.sort_key(lo), "hi": fmt.sort_key(hi), "n": acc.get("n")}
 
 
-def leaderboard(rows: list[dict], columns: list[str], metrics: dict) -> dict:
-    """One row per RM × strategy: micro and macro accuracy with CIs, counts, position bias, extras."""
+def leaderboard(rows: list[dict], columns: list[str], metrics: dict, controls=frozenset()) -> dict:
+    """One row per RM × strategy: micro and macro accuracy with CIs, counts, position bias, extras; the
+    positive-control RMs (`controls`: they read the gold rubric) labelled so."""
     micro = {(r["rm"], r["strategy"]): r for r in rows if r["domain"] == MICRO}
     entries = {(rm, s): e for rm, per in (metrics.get("rms") or {}).items() for s, e in per.items()}
     keys = sorted(set(micro) | set(entries))
@@ -64,7 +65,7 @@ def leaderboard(rows: list[dict], columns: list[str], metrics: dict) -> dict:
     for rm, s in keys:
         e, m = entries.get((rm, s), {}), micro.get((rm, s), {})
         ev = bool(e.get("evaluation_only", m.get("evaluation_only")))
-        cells = [_cell(rm), _cell(s, strategy_label(s, ev)), _acc_cell(e.get(MICRO)), _acc_cell(e.get(MACRO)),
+        cells = [_cell(rm, f"{rm} (positive control)" if rm in controls else None), _cell(s, strategy_label(s, ev)), _acc_cell(e.get(MICRO)), _acc_cell(e.get(MACRO)),
                  _cell(e.get("pairs")), _cell(e.get("ties", m.get("ties"))), _cell(e.get("invalid", m.get("invalid"))),
                  _cell(e.get("truncated", m.get("truncated"))),
                  _cell(e.get("position_bias"), fmt.pct(e.get("position_bias")) if e.get("position_bias") is not None
@@ -88,7 +89,8 @@ def headline(board: dict, rms: dict) -> dict:
     for r in board["rows"]:
         by_strategy[r["strategy"]].append(r)
     for s in sorted(by_strategy, key=strategy_order):
-        scored = [r for r in by_strategy[s] if isinstance(r["cells"][2]["v"], (int, float))]
+        scored = [r for r in by_strategy[s] if isinstance(r["cells"][2]["v"], (int, float))
+                  and (rms.get(r["rm"]) or {}).get("kind") != "mixture"]   # a positive control is no contestant
         if not scored:
             continue
         top = max(r["cells"][2]["v"] for r in scored)

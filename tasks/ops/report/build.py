@@ -55,7 +55,8 @@ def run_context(params: dict, inputs: dict, code_version: str) -> dict:
     src = Sources(inputs)
     rms = params["scoring"]["rms"]
     lb_rows, lb_metrics = src.rows("leaderboard"), src.json("leaderboard_metrics")
-    lboard = board.leaderboard(lb_rows or [], src.columns("leaderboard"), lb_metrics) if lb_metrics else None
+    controls = {rm for rm, e in rms.items() if (e or {}).get("kind") == "mixture"}   # the positive-control ladder
+    lboard = board.leaderboard(lb_rows or [], src.columns("leaderboard"), lb_metrics, controls) if lb_metrics else None
     return {
         "title": (params.get("report") or {}).get("title") or "prbench report",
         "mode": "run",

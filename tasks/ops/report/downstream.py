@@ -121,6 +121,26 @@ def _rm_label(rm: str, point: dict) -> str:
     return rm + (" (in-distribution)" if point.get("in_distribution") else "")
 
 
+def primary_line(pr: dict | None) -> str | None:
+    """The pre-registered test in one sentence: what was tested, estimate [CI], p against alpha, power."""
+    if not pr or "estimate" not in pr:
+        return None
+    what = (f"{pr['statistic']} of {pr['benchmark']} accuracy ({pr['strategy']}) with {pr['method']} over "
+            f"{pr['n_rms']} RMs, {pr.get('n_pairs', 0)} benchmark pairs, {pr['n_questions']} downstream questions, "
+            f"H1 {pr['alternative']}")
+    if pr.get("status") != "ok":
+        return f"{what}: {pr.get('status')}"
+    ci = fmt.ci(*pr["ci"]) if pr.get("ci") else f"(no interval: {pr.get('ci_note')})"
+    verdict = "significant" if pr["significant"] else "not significant"
+    power = (f"power {fmt.num(pr['power'], 2)} at the assumed effect {pr.get('effect')}, smallest effect detectable "
+             f"at 80%: {pr.get('min_detectable_effect') or 'none up to 0.99'}" if pr.get("power") is not None
+             else "power not simulated")
+    observed = (f"; the good signal alone picked the chosen answer on {fmt.pct(pr['observed_signal_accuracy'])} of "
+                "the pairs" if pr.get("observed_signal_accuracy") is not None else "")
+    return (f"{what}: {fmt.num(pr['estimate'])} {ci}, p {fmt.p_value(pr['p'])}: {verdict} at alpha {pr['alpha']} "
+            f"({power}{observed})")
+
+
 def correlation(rows: list[dict] | None, points: list[dict] | None, metrics: dict | None) -> dict | None:
     """The benchmark × predictor × downstream × metric table: value with its CI over RMs and questions (and over
     questions alone), what a random and a reversed ranking get, raw and Holm p; the paired comparisons of
@@ -159,7 +179,8 @@ def correlation(rows: list[dict] | None, points: list[dict] | None, metrics: dic
     return {"table": table, "scatters": scatters, "strategy": m.get("strategy"), "status": m.get("status"),
             "excluded": m.get("excluded_rms") or [], "conventions": sorted((m.get("conventions") or {}).items()),
             "min_rms": m.get("min_rms"), "ci_method": m.get("ci_method"), "comparisons": compared,
-            "in_distribution": m.get("in_distribution") or []}
+            "in_distribution": m.get("in_distribution") or [], "primary": primary_line(m.get("primary")),
+            "positive_control": bool((m.get("primary") or {}).get("positive_control"))}
 
 
 def data_card(ingest: dict | None, params: dict) -> dict | None:
