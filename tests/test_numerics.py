@@ -92,3 +92,8 @@ def test_prbench_doctor_trains_under_each_capability_and_agrees_with_the_referen
     assert rows["avx2"].split()[2] == "AVX2" and rows["default"].split()[1] == "DEFAULT"
     assert "reference machine (docs/determinism.md): f20ed1ba5082325c: agrees" in done.stdout
     assert done.stdout.rstrip().endswith("the pinned numerics work here")
+
+
+def test_a_worker_whose_torch_predates_the_pins_refuses_to_compute():
+    assert numerics.mismatch("AVX2") is None
+    assert "AVX512 kernels, not the pinned AVX2" in numerics.mismatch("AVX512")

@@ -149,3 +149,17 @@ def record(folder, label: str) -> str:
     entry = {"label": label, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **machine(), **libraries()}
     target.write_text(json.dumps(entry, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return str(target)
+
+
+def mismatch(reported: str | None = None) -> str | None:
+    """Why this process must not compute an artifact (None: it may): torch was loaded before the pins (a
+    long-lived worker that ran other code first) and dispatches other kernels. `reported`: torch's capability."""
+    if reported is None:
+        if "torch" not in sys.modules:
+            return None   # the pins are in the environment before torch loads
+        reported = sys.modules["torch"].backends.cpu.get_cpu_capability()
+    cpu = cpuinfo()
+    if reported == CAPABILITY.upper() or below_floor(cpu["flags"], model=cpu["model"]):
+        return None
+    return (f"torch here runs {reported} kernels, not the pinned {CAPABILITY.upper()}: it was loaded before "
+            "tasks/core/numerics.py pinned them; restart this worker (docs/determinism.md)")
