@@ -117,7 +117,7 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main(timeout: float = 120, out=sys.stdout) -> int:
+def main(timeout: float = 300, out=sys.stdout) -> int:
     cpu = numerics.cpuinfo()
     line = numerics.below_floor(cpu["flags"], model=cpu["model"])
     versions = {k: v for k, v in numerics.libraries().items() if k in REFERENCE["versions"]}
