@@ -208,12 +208,6 @@ def cmd_params(args) -> int:
     return 1 if bad else 0
 
 
-def cmd_doctor(args) -> int:
-    from tasks.ops.doctor import main as doctor
-
-    return doctor()
-
-
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="prbench", description="Personalized reward-model benchmark.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -263,18 +257,14 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("files", nargs="*", help="params files (default params.yaml)")
     pa.add_argument("--doc", action="store_true", help="print every key with its type, default and doc")
     pa.set_defaults(func=cmd_params)
-    sub.add_parser("doctor", help="check this machine computes the committed bytes: a tiny RM training under the "
-                   "pinned numerics and under each other CPU capability, hashed (docs/determinism.md)"
-                   ).set_defaults(func=cmd_doctor)
     from tasks.downstream.correlation.diff import add_parser as add_diff
     from flows.release_cli import add_parser as add_release
     from tasks.ops import human_eval_cli
+    from tasks.ops.doctor import add_parser as add_doctor
     from tasks.ops.report.cli import add_parser as add_report
 
-    add_diff(sub)
-    add_release(sub)
-    add_report(sub)
-    human_eval_cli.add_parser(sub)
+    for add in (add_diff, add_release, add_report, add_doctor, human_eval_cli.add_parser):
+        add(sub)
     return ap
 
 

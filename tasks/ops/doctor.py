@@ -138,6 +138,13 @@ def main(timeout: float = 300, out=sys.stdout) -> int:
     return 1 if found else 0
 
 
+def add_parser(subparsers):
+    """Register `prbench doctor` on the CLI's subparsers."""
+    subparsers.add_parser("doctor", help="check this machine computes the committed bytes: a tiny RM training under "
+                          "the pinned numerics and under each other CPU capability, hashed (docs/determinism.md)"
+                          ).set_defaults(func=lambda args: main())
+
+
 if __name__ == "__main__":   # one training under the capability named (in a fresh process: torch reads it once)
     numerics.pin(os.environ.get("PRBENCH_TORCH_THREADS") or 2, capability=sys.argv[1])
     print(json.dumps(weights_hash(sys.argv[1])))
