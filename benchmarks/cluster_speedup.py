@@ -4,7 +4,7 @@ One project (the bundled sample's 30 test pairs x 3 strategies, selected = refer
 Bradley-Terry RM trained for one epoch), scored by length-longer, random, similarity (MiniLM) and
 bradley-terry through `scale.task_runner: dask`: the four score flows at once, as `prbench run
 --no-dvc` fans them out, against a fresh `dask scheduler` with 1, then 2 fresh `dask worker`
-processes (one thread, OMP_NUM_THREADS=1 each: one core per worker, as one machine each would be).
+processes (one thread, PRBENCH_TORCH_THREADS=1 each, OMP and MKL follow it: one core per worker, as one machine each would be).
 Every round starts from empty caches (a fresh project copy, fresh workers), so the model loads on
 each worker are part of the cost, as on a real cluster. Prints seconds per setting and the ratio
 t(1 worker) / t(2 workers); the fastest of --rounds counts (other load on the box only adds time).
@@ -53,7 +53,7 @@ def timed_round(base: Path, work: Path, workers: int) -> float:
     shutil.copytree(base, proj, ignore=shutil.ignore_patterns("cache", "runs", "scores", "metrics"))
     params = yaml.safe_load((proj / "params.yaml").read_text())
     params["common"]["cache_dir"] = str(proj / "cache")
-    with DaskCluster(work / f"dask-{workers}", env={"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}) as cluster:
+    with DaskCluster(work / f"dask-{workers}", env={"PRBENCH_TORCH_THREADS": "1"}) as cluster:
         cluster.start({f"w{i}": {} for i in range(workers)})
         params["scale"] = {**params["scale"], "task_runner": "dask", "address": cluster.address}
         (proj / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

@@ -14,6 +14,23 @@ def _stage_command() -> tuple[str, list[str]] | None:
     return argv[argv.index("-m") + 1], argv[argv.index("-m") + 2:]
 
 
+def _torch_threads() -> str:
+    """common.torch_threads of the params in use, fixed before torch is imported (OMP reads it once)."""
+    try:
+        import yaml
+
+        with open(os.environ.get("PRBENCH_PARAMS", "params.yaml"), encoding="utf-8") as fh:
+            return str(int(yaml.safe_load(fh)["common"]["torch_threads"]))
+    except Exception:  # noqa: BLE001 - any broken file (a tab, say): the params check names its problem, not this
+        return "2"
+
+
+# the numerics every artifact is computed under, before anything can import torch; before the hand-off too,
+# so a stage command and the warm server it hands itself to agree on them (docs/determinism.md)
+from tasks.core.numerics import pin as _pin  # noqa: E402
+
+_pin(_torch_threads())
+
 if _stage_command() and os.environ.get("PRBENCH_WARM"):   # under `prbench run`: run in a warm fork (flows/warm.py)
     from flows.warm import hand_off
 
@@ -26,17 +43,6 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_API_REQUEST_TIMEOUT", "120")
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
-def _torch_threads() -> str:
-    """common.torch_threads of the params in use, fixed before torch is imported (OMP reads it once)."""
-    try:
-        import yaml
-
-        with open(os.environ.get("PRBENCH_PARAMS", "params.yaml"), encoding="utf-8") as fh:
-            return str(int(yaml.safe_load(fh)["common"]["torch_threads"]))
-    except Exception:  # noqa: BLE001 - any broken file: the params check names its problem, not this
-        return "2"
 
 
 def refuse_bad_params_early(module: str, rest: list[str]) -> None:
@@ -67,8 +73,6 @@ def refuse_bad_params_early(module: str, rest: list[str]) -> None:
 
 if _stage_command():
     refuse_bad_params_early(*_stage_command())
-os.environ.setdefault("PRBENCH_TORCH_THREADS", _torch_threads())
-os.environ.setdefault("OMP_NUM_THREADS", os.environ["PRBENCH_TORCH_THREADS"])
 
 from flows import lifeline as _lifeline  # noqa: E402 - after the settings above
 

@@ -162,13 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
     from tasks.downstream.correlation.diff import add_parser as add_diff
     from flows.release_cli import add_parser as add_release
     from tasks.ops import human_eval_cli, power_cli
+    from tasks.ops.doctor import add_parser as add_doctor
     from tasks.ops.report.cli import add_parser as add_report
 
-    add_diff(sub)
-    add_release(sub)
-    add_report(sub)
-    human_eval_cli.add_parser(sub)
-    power_cli.add_parser(sub)
+    for add in (add_diff, add_release, add_report, add_doctor, human_eval_cli.add_parser, power_cli.add_parser):
+        add(sub)
     return ap
 
 

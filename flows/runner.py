@@ -26,6 +26,7 @@ from prefect.cache_policies import INPUTS, TASK_SOURCE
 from prefect.states import Failed
 
 from flows.common import INVALID_INPUT, USER_ERRORS, content_hash, retry_unless_invalid_input, stage_key
+from tasks.core import numerics
 from tasks.core.errors import ConfigError, did_you_mean
 from tasks.core.progress import bar as progress_bar
 from tasks.ops.task_runners import TASK_RUNNERS
@@ -158,6 +159,8 @@ def chunk_task(name: str, fn):
     def run_chunk(root: str, args: dict, key: dict, chunk: dict | None):
         try:
             check_inputs(root, key.get("inputs", {}))
+            if numerics.mismatch():   # a long-lived worker whose torch predates the pins
+                raise ConfigError(f"{numerics.mismatch()} (on {worker_label()})")
             with at_root(root):
                 out = fn(**args, chunk=chunk, key=key)
         except USER_ERRORS as exc:

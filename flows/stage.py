@@ -83,6 +83,9 @@ def run_named(name: str, key: str | None, params_path: str | None):
     with runner.configured(params, key) if runner else contextlib.nullcontext():
         state = run_stage(task_of(name), name, params, rm=key, used=used, inputs=inputs, key_extra=extra)
     if state.is_completed():
+        from tasks.core.numerics import record
+
+        record("runs/numerics", f"{name}@{key}" if key else name)   # the machine and kernels, outside DVC's hashes
         out, metrics = s.out(key), state.result()["metrics"]
         if hasattr(mod, "stage_summary"):
             print(mod.stage_summary(out, metrics))

@@ -22,6 +22,10 @@ os.environ.update({
 })
 os.environ.pop("PREFECT_API_URL", None)
 
+from tasks.core.numerics import pin  # noqa: E402 - the pinned numerics, before any test imports torch
+
+pin(2)   # params.yaml's common.torch_threads; stage subprocesses inherit these (flows/__init__ pins them too)
+
 import pytest  # noqa: E402
 
 from tests.figures import figures  # noqa: E402,F401 - the fixture: plots read back before they are saved

@@ -3,6 +3,7 @@ everything once behaves as the plain process would (argv, cwd, environment, stdi
 early params check), and is refused back to a plain process whenever the fork could differ."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from flows import warm, warm_server
+from tasks.core import numerics
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]   # the server imports torch, transformers, sentence-transformers: ~10 s
@@ -21,7 +23,9 @@ CLIENT = "import sys; from flows.warm import hand_off; hand_off(sys.argv[1], sys
 
 
 def _env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in (warm.ENV, "PYTEST_CURRENT_TEST")}   # pytest changes it per test
+    # pytest changes PYTEST_CURRENT_TEST per test; the numerics are left for flows/__init__ to pin, as in a shell
+    env = {k: v for k, v in os.environ.items()
+           if k not in (warm.ENV, "PYTEST_CURRENT_TEST", numerics.REPLACED_ENV, "MKL_CBWR", *numerics.ISA_PINS)}
     return {**env, "PYTHONPATH": str(ROOT), **extra}
 
 
@@ -57,6 +61,16 @@ def test_a_handed_off_command_sees_what_a_plain_process_sees(server, tmp_path):
     assert first[1] == "stdin=hello"
     assert "to stderr" in done.stderr
     assert f"pid={done.stdout.split('pid=')[1].split()[0]}" in log.read_text().replace("(pid ", "pid=").replace(")", "")
+
+
+def test_a_warm_fork_computes_under_the_pinned_numerics(server, tmp_path):
+    """torch is imported once, in the server: its forks inherit the kernels it chose, which must be the pinned ones."""
+    sock, log = server
+    done = _client(sock, tmp_path, "tests.fakes.numerics_probe")
+    assert done.returncode == 0 and "ran plain" not in done.stdout, done.stderr
+    got = json.loads(done.stdout.splitlines()[-1])
+    assert got == {"preloaded": True, "capability": "AVX2", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
+                   "OMP_NUM_THREADS": "2"}
 
 
 def test_a_failing_stage_fails_the_same_way(server, tmp_path):

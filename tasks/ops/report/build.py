@@ -29,7 +29,7 @@ def _shown(v) -> str:
     return "(absent)" if v is provenance.MISSING else json.dumps(v, sort_keys=True, ensure_ascii=False)
 
 
-def provenance_context(params: dict, src: Sources, code_version: str) -> dict:
+def provenance_context(params: dict, src: Sources, code_version: str, machines: list[dict] | None = None) -> dict:
     refs = provenance.load_references(src.prefixed("reference"))
     diffs = provenance.params_differences(params, refs)
     score_metrics = {rm: src.json(f"score_metrics:{rm}") for rm in src.prefixed("score_metrics")}
@@ -47,11 +47,13 @@ def provenance_context(params: dict, src: Sources, code_version: str) -> dict:
             "revisions": provenance.revisions(src.json("ingest_metrics"),
                                               {b: src.json(f"bench_metrics:{b}") for b in src.prefixed("bench_metrics")}),
             "packages": provenance.package_versions(),
+            "numerics": provenance.numerics(machines),
             "inputs": [{"name": n, "path": p, "sha256": file_hash(p)} for n, p in sorted(src.inputs.items())]}
 
 
-def run_context(params: dict, inputs: dict, code_version: str) -> dict:
-    """Everything the run page shows, as text and pixel positions; sections without inputs are None."""
+def run_context(params: dict, inputs: dict, code_version: str, machines: list[dict] | None = None) -> dict:
+    """Everything the run page shows, as text and pixel positions; sections without inputs are None.
+    `machines`: runs/numerics/ records, for a page outside DVC only (`prbench report`)."""
     src = Sources(inputs)
     rms = params["scoring"]["rms"]
     lb_rows, lb_metrics = src.rows("leaderboard"), src.json("leaderboard_metrics")
@@ -72,7 +74,7 @@ def run_context(params: dict, inputs: dict, code_version: str) -> dict:
         "benchmark_boards": benchmarks.leaderboards({b: json.loads(Path(p).read_text(encoding="utf-8"))
                                                      for b, p in src.prefixed("bench_metrics").items()}),
         "data": downstream.data_card(src.json("ingest_metrics"), params),
-        "provenance": provenance_context(params, src, code_version),
+        "provenance": provenance_context(params, src, code_version, machines),
     }
 
 

@@ -33,7 +33,8 @@ def page(args) -> str:
 
     params = load_params(args.params)
     version = provenance.code_version(".", layout.REPORT_CODE_VERSION)
-    return build.render("run.html.j2", build.run_context(params, sources.run_inputs(params), version))
+    machines = provenance.machine_records()   # this page is no DVC output: it may name the machines
+    return build.render("run.html.j2", build.run_context(params, sources.run_inputs(params), version, machines))
 
 
 def cmd_report(args) -> int:

@@ -117,3 +117,25 @@ def revisions(ingest: dict | None, benches: dict) -> list[dict]:
         if (m or {}).get("revision"):
             out.append({"repo": m.get("hub_id") or m.get("source", name), "revision": m["revision"], "read_by": f"bench_score@{name}"})
     return out
+
+
+def numerics(machines: list[dict] | None) -> dict:
+    """The pinned numerics: the same on every machine at the floor, so the DVC page shows them; `machines`
+    (the runs/numerics/ records: CPU, flags, kernels per stage process) only on `prbench report`'s page,
+    as the page in dvc.lock must not depend on the machine that made it."""
+    from tasks.core import numerics as pins
+
+    caps = sorted({str(m.get("torch_capability")) for m in machines or [] if m.get("torch_capability")})
+    return {"pins": [{"var": k, "value": v} for k, v in pins.ISA_PINS.items()]
+            + [{"var": "MKL_CBWR", "value": f"{pins.MKL_BRANCH} on Intel CPUs; MKL's own dispatch on others"},
+               {"var": " / ".join(pins.THREAD_VARS), "value": "common.torch_threads"}],
+            "floor": " + ".join(f.upper() for f in pins.FLOOR),
+            "machines": sorted(machines or [], key=lambda m: m.get("label", "")) or None,
+            "mixed": len(caps) > 1 and caps}
+
+
+def machine_records(folder: str | Path = "runs/numerics") -> list[dict]:
+    """Every stage process's record of what it computed on (tasks/core/numerics.py record)."""
+    import json
+
+    return [json.loads(f.read_text(encoding="utf-8")) for f in sorted(Path(folder).glob("*.json"))]
