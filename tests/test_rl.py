@@ -1,5 +1,5 @@
 """Downstream RL on a tiny random Llama (fast): the reward adapter gives exactly the leaderboard
-scorer's score, failed or NaN rewards are counted and dropped (never a default), two-update PPO /
+scorer's score, failed or NaN rewards are counted as the worst of their step (never a default, never dropped), two-update PPO /
 GRPO / RLOO runs change the policy, the same seed gives the same checkpoint bytes, RMs left out or
 pairwise-only get a record, rl_eval judges every policy against the untrained baseline (its calls
 cached), and the correlation reads the RL column."""
@@ -159,18 +159,30 @@ def test_adapter_gives_the_leaderboard_scorers_score(tmp_path, tiny_policy):
         assert score.tolist() == pytest.approx(board, abs=1e-6), entry   # float32 on the way through torch
 
 
-def test_failed_and_nan_rewards_are_counted_never_defaulted():
+def test_failed_and_nan_rewards_are_counted_as_the_worst_never_defaulted_or_skipped():
     from tasks.downstream.rl.reward import RewardFailures, RMReward
 
     rm = Flaky("flaky", {})
-    reward = RMReward(rm, {"q": "question"}, {"q": "ctx"}, max_failures=3)
-    assert reward(["q", "q"], ["a b", "c d e"]) == [2.0, None]
-    assert reward(["q"], ["explode now"]) == [None]
+    first = RMReward(rm, {"q": "question"}, {"q": "ctx"}, max_failures=3)
+    with pytest.raises(RewardFailures, match="no finite reward yet"):
+        first(["q"], ["explode now"])   # nothing scored yet: no worst to count it as
+    reward = RMReward(rm, {"q": "question", "r": "other"}, {"q": "ctx", "r": "ctx"}, max_failures=3)
+    assert reward(["q", "q"], ["a b", "c d e"]) == [2.0, 2.0], "NaN: the worst of its question in the step"
+    assert reward(["q"], ["explode now"]) == [2.0], "a failed call: the run's worst so far"
     assert [(s.rollouts, s.failures) for s in reward.steps] == [(2, 1), (1, 1)]
     assert "RM server down" in reward.steps[1].errors[0]
-    assert reward.steps[0].mean == 2.0, "the step's mean is over the finite rewards only"
+    assert reward.steps[0].mean == 2.0, "the step's mean is over the RM's own finite rewards"
     with pytest.raises(RewardFailures, match="rl.max_reward_failures=3"):
-        reward(["q", "q"], ["explode", "again"])
+        reward(["q", "r", "r", "q"], ["a b c d", "b b b", "c c", "d"])
+
+
+def test_a_failed_reward_is_the_worst_of_its_question_else_of_its_step():
+    from tasks.downstream.rl.reward import RMReward
+
+    reward = RMReward(Flaky("flaky", {}), {"q": "question", "r": "other"}, {"q": "c", "r": "c"}, max_failures=9)
+    # Flaky: NaN at odd positions; q has a finite 4 in the step, r has none (its finite 2 is at position 2)
+    assert reward(["q", "r", "r", "q"], ["a b c d", "b b b", "c c", "d"]) == [4.0, 2.0, 2.0, 4.0]
+    assert reward(["r", "q"], ["e f g", "h"]) == [3.0, 3.0], "no finite reward for q in the step: the step's worst"
 
 
 @pytest.mark.slow
@@ -209,9 +221,10 @@ def test_two_updates_train_the_policy_and_reruns_give_the_same_bytes(tmp_path, t
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_ppo_drops_failed_rollouts_and_stops_above_the_budget(tmp_path, tiny_policy, monkeypatch):
+def test_ppo_counts_failed_rollouts_as_the_worst_and_stops_above_the_budget(tmp_path, tiny_policy, monkeypatch):
     """Half the rewards are NaN: they are counted per update, the run still trains (finite weights), and
-    a dropped rollout's reward is the critic's own estimate — never a constant like the release's 0.5."""
+    each failed rollout's reward is the worst the RM gave in its step — never a constant like the release's 0.5,
+    never left out of the update."""
     import torch
     from safetensors.torch import load_file
 
@@ -221,24 +234,24 @@ def test_ppo_drops_failed_rollouts_and_stops_above_the_budget(tmp_path, tiny_pol
 
     monkeypatch.setitem(KINDS, Flaky.kind, Flaky)
     inputs = toy_project(tmp_path)
-    params = rl_params(str(tiny_policy), micro_batch_size=1)   # micro-batches holding only a dropped rollout
+    params = rl_params(str(tiny_policy), micro_batch_size=1)
     params["common"]["cache_dir"] = str(tmp_path / "cache")
     params["scoring"]["rms"]["flaky"] = {"kind": Flaky.kind}
     params["rl"]["rms"] = ["flaky"]
-    estimates, given = [], []   # the critic's values offered for dropped rollouts; the rewards trl got
-    estimate, forward = trainers.PPOReward._critic_estimate, trainers.PPOReward.forward_rows
-    monkeypatch.setattr(trainers.PPOReward, "_critic_estimate",
-                        lambda self, full, n: estimates.append(v := estimate(self, full, n)) or v)
+    screened, given = [], []   # what each step's screen returned; the rewards trl got
+    screen, forward = trainers.PPOReward.screen, trainers.PPOReward.forward_rows
+    monkeypatch.setattr(trainers.PPOReward, "screen", lambda self, rows: screened.append(v := screen(self, rows)) or v)
     monkeypatch.setattr(trainers.PPOReward, "forward_rows",
                         lambda self, ids, mask: given.append(v := forward(self, ids, mask)) or v)
     m = train.run(params, "flaky", inputs, outputs(tmp_path, "flaky"))
     assert m["reward_failures"] == 4 and m["reward_failures_per_step"] == [2, 2]
     state = load_file(str(Path(outputs(tmp_path, "flaky")["policy"]) / "policy.safetensors"))
     assert all(torch.isfinite(v).all() for v in state.values())
-    rewards = [float(x) for v in given for x in v[:, 0, 0]]
-    dropped = [r for r in rewards if r != int(r)]    # Flaky's own rewards are word counts
-    critic = {round(float(x), 5) for v in estimates for x in v}
-    assert len(dropped) == 4 and all(round(r, 5) in critic for r in dropped), (dropped, critic)
+    assert len(screened) == 2 and all(len(step) == 4 and None not in step for step in screened)
+    for step in screened:   # Flaky's NaNs sit at odd positions; each got at most the step's lowest finite reward
+        assert all(step[i] <= min(step[0::2]) for i in (1, 3)), step
+    rewards = sorted(float(x) for v in given for x in v[:, 0, 0])
+    assert rewards == sorted(r for step in screened for r in step), "every rollout's reward reached PPO"
     steps = list(csv.DictReader(open(outputs(tmp_path, "flaky")["plot_data"])))
     assert [s["reward_failures"] for s in steps] == ["2", "2"]
 

@@ -79,7 +79,7 @@ class Rl(Group):
     profile_k: int = F(1, "posts in the prompt")
     max_words_per_post: int = F(30, "words per post in the prompt")
     strategy: Strategy = F("raw_profile", "what the RM sees of the user")
-    max_reward_failures: int = F(2, "failed or non-finite rewards tolerated before the run stops")
+    max_reward_failures: int = F(2, "failed or non-finite rewards (each counted as the worst of its update) tolerated before the run stops")
     train: RlTrain = F(RlTrain(), "training")
     eval: RlEval = F(RlEval(), "evaluation")
 
