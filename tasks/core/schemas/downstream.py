@@ -31,6 +31,7 @@ CORRELATION_POINTS = pa.schema([          # the raw (benchmark value, downstream
     ("downstream_score", pa.float64()),
     ("downstream_rank", pa.int32()),
     ("shares_llm_with", pa.string()),     # judges this RM shares its LLM with, e.g. "bon.judge" ("" = none)
+    ("shares_encoder_with", pa.string()), # embedding judges this RM shares its encoder with, e.g. "bon.judge"
     ("in_distribution", pa.bool_()),      # the train_rm stage's RM: trained on pairs built like the benchmark's
 ])
 
