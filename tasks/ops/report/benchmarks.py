@@ -43,7 +43,7 @@ def leaders(correlation_metrics: dict, corr: dict, downs: list[str], metric: str
     for d, p in holm(raw).items():
         own = out[d]["own"] == SIGNIFICANT
         out[d]["holds"] = bool(own and p is not None and p < level)
-        out[d]["why"] = ("" if out[d]["holds"] else f"{out[d]['top']}: correlation {out[d]['own']}" if not own
+        out[d]["why"] = ("" if out[d]["holds"] else f"highest here, not marked: correlation {out[d]['own']}" if not own
                          else f"no paired test against {out[d]['runner_up']}" if p is None
                          else f"not shown to beat {out[d]['runner_up']}: paired p (Holm) {p:.3f}")
     return out
@@ -81,7 +81,8 @@ def matrix(correlation_metrics: dict | None, metric: str = MATRIX_METRIC) -> dic
                           "n_rms": c["n_rms"]})
         rows.append({"benchmark": b, "source": correlation_metrics["benchmarks"].get(b, {}).get("source", ""),
                      "cells": cells})
-    return {"metric": metric, "downstreams": downs, "rows": rows}
+    return {"metric": metric, "downstreams": downs, "rows": rows,
+            "starred": any(c["best"] for r in rows for c in r["cells"])}
 
 
 def leaderboards(bench_metrics: dict[str, dict]) -> list[dict]:
