@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tasks.core.params.schema import (EMBEDDING_JUDGE, SMOLLM2, BenchmarkEntry, F, Common, GenericPairs, Group, HumanEval,
                                  Ingest, Leaderboard, LlmName, Pairs, Profiles, Rubrics, Scale, Scoring, Strategy,
@@ -80,6 +80,8 @@ class Rl(Group):
     max_words_per_post: int = F(30, "words per post in the prompt")
     strategy: Strategy = F("raw_profile", "what the RM sees of the user")
     max_reward_failures: int = F(2, "failed or non-finite rewards (each counted as the worst of its update) tolerated before the run stops")
+    seeds: int = Field(1, ge=1, description="policies trained per RM, seeded common.seed, +1, ...: RL's score per RM is "
+                                            "their mean and the spread over seeds is reported (1 = one seed, no spread)")
     train: RlTrain = F(RlTrain(), "training")
     eval: RlEval = F(RlEval(), "evaluation")
 

@@ -107,7 +107,8 @@ def rl(rows: list[dict] | None, metrics: dict | None) -> dict | None:
     return {"rows": [{"rm": r.get("rm"), "algorithm": r.get("algorithm"), "baseline": bool(r.get("baseline")),
                       "score": fmt.num(r.get("mean_score")),
                       "ci": fmt.ci(r.get("ci_low"), r.get("ci_high"), n=r.get("questions")),
-                      "questions": fmt.num(r.get("questions")), "scored": fmt.num(r.get("scored")),
+                      "questions": fmt.num((r.get("questions") or 0) * (r.get("seeds") or 1)),
+                      "scored": fmt.num(r.get("scored")), "seeds": _seeds(r),
                       "invalid": fmt.num(r.get("invalid_answers")),
                       "unparseable": fmt.num(r.get("unparseable_verdicts")),
                       "gain": fmt.DASH if r.get("baseline") else fmt.signed(r.get("gain_over_baseline")),
@@ -116,7 +117,15 @@ def rl(rows: list[dict] | None, metrics: dict | None) -> dict | None:
                       "reward_failures": fmt.num(r.get("reward_failures"))}
                      for r in sorted(rows, key=key)],
             "chart": bars, "status": m.get("status"), "decoding": m.get("decoding"), "judge": m.get("judge"),
-            "invalid_score": m.get("invalid_score")}
+            "invalid_score": m.get("invalid_score"), "seed_spread": m.get("seed_spread")}
+
+
+def _seeds(r: dict) -> str:
+    """How many training seeds an RM's policy score averages, and their spread ("one seed": none measured)."""
+    if r.get("baseline"):
+        return fmt.DASH
+    n = r.get("seeds") or 1
+    return "one seed" if n == 1 else f"{n} (sd {fmt.num(r.get('seed_sd'))}, range {fmt.num(r.get('seed_range'))})"
 
 
 def _rm_label(rm: str, point: dict) -> str:
