@@ -86,7 +86,7 @@ def seed_spread(scores: dict) -> dict:
     """An RM's mean score per training seed, and their spread (sd with ddof 1, range) when there are several."""
     vals = np.array(list(scores.values()), dtype=float)
     several = len(vals) > 1
-    return {"seeds": len(vals), "seed_scores": {"untrained" if s is None else str(s): _r6(v) for s, v in scores.items()},
+    return {"seeds": len(vals), "seed_scores": {"none" if s is None else str(s): _r6(v) for s, v in scores.items()},
             "seed_sd": _r6(vals.std(ddof=1)) if several else None,
             "seed_range": _r6(vals.max() - vals.min()) if several else None}
 
