@@ -80,7 +80,10 @@ def test_report_shows_the_benchmark_matrix_and_each_board_with_chance(tmp_path, 
     m = stage.run(params, {"scores": {}, "bench_scores": folders}, out)
     grid = rb.matrix(m)
     assert grid["downstreams"] == ["elsewhere"] and {r["benchmark"] for r in grid["rows"]} >= {"rb2-demo", "prism-demo"}
-    assert sum(c["best"] for r in grid["rows"] for c in r["cells"]) == 1   # one best benchmark per downstream
+    # one top benchmark per downstream: starred where its lead holds, else saying why not
+    assert sum(c["best"] or bool(c["why"]) for r in grid["rows"] for c in r["cells"]) == 1
+    assert all(c["verdict"] in ("significant", "not significant") or c["text"].startswith("too few")
+               for r in grid["rows"] for c in r["cells"] if c["text"] != "-")
     inputs = {"correlation_metrics": out["metrics"],
               **{f"bench_metrics:{b}": str(tmp_path / layout.bench_scores(b)["metrics"]) for b in folders}}
     context = run_context(params, inputs, "test")

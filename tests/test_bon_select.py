@@ -1,5 +1,6 @@
 """BoN selection rules: first_k ties to the earliest sample, the closed-form expected best-of-k (RM ties
-split evenly) against brute force over every subset, k > N skipped or clipped, unusable candidates excluded."""
+split evenly) against brute force over every subset, k > N skipped or clipped, unusable candidates excluded,
+an RM's failed score ranked last (never skipped)."""
 import itertools
 import random
 
@@ -84,23 +85,26 @@ def test_per_question_rows_count_every_exclusion_and_draw_reference_lines():
     rm = {("q1", 0): 3.0, ("q1", 2): 1.0, ("q1", 3): 9.0, ("q2", 0): None, ("q2", 1): None}
     rows, excluded = per_question_rows(samples, judged, {"rm": rm}, [1, 2, 4])
     assert excluded["rm"] == {"invalid_samples": 1, "no_rm_score": 2, "no_judge_score": 1,
-                              "questions_without_candidates": 1}
+                              "questions_without_candidates": 0, "questions_without_rm_score": 1}
     assert excluded[ORACLE]["no_judge_score"] == 1 and excluded[ORACLE]["no_rm_score"] == 0
     get = {(r["rm"], r["question_id"], r["k"], r["method"]): r["judge_score"] for r in rows}
     assert get[("rm", "q1", 1, "first_k")] == 0.2 and get[("rm", "q1", 4, "first_k")] == 0.2   # 3.0 beats 1.0
     assert get[("rm", "q1", 4, "expected")] == 0.2                                             # clipped to N'=2
     assert get[("rm", "q1", 1, "expected")] == pytest.approx(0.6)
-    assert get[("rm", "q2", 4, "expected")] is None                                            # nothing usable
+    assert get[("rm", "q2", 4, "expected")] == 0.25            # no RM score at all: the question's worst, counted
     assert get[(ORACLE, "q1", 4, "expected")] == 1.0 and get[(ORACLE, "q2", 1, "first_k")] == 0.5
     assert get[(RANDOM, "q2", 4, "expected")] == pytest.approx(0.375) == get[(RANDOM, "q2", 1, "expected")]
 
 
 def test_an_infinite_rm_score_neither_wins_nor_counts_as_scored():
-    """+inf would win every Best-of-k and -inf lose it: like NaN, neither is a usable score."""
+    """+inf would win every Best-of-k: like NaN, neither inf is a score; the candidate stays, ranked below every
+    finite one, and among failures the worst by the judge is picked."""
     samples = [_sample("q1", 0), _sample("q1", 1), _sample("q1", 2)]
     judged = {("q1", "q1-0"): 0.2, ("q1", "q1-1"): 1.0, ("q1", "q1-2"): 0.6}
     rm = {("q1", 0): float("inf"), ("q1", 1): float("-inf"), ("q1", 2): 0.5}
-    rows, excluded = per_question_rows(samples, judged, {"rm": rm}, [1, 4])
+    rows, excluded = per_question_rows(samples, judged, {"rm": rm}, [1, 2, 4])
     assert excluded["rm"]["no_rm_score"] == 2
     get = {(r["k"], r["method"]): r["judge_score"] for r in rows if r["rm"] == "rm"}
-    assert get[(4, "first_k")] == 0.6 and get[(1, "expected")] == 0.6   # the one finite candidate
+    assert get[(4, "first_k")] == 0.6    # the one finite candidate
+    assert get[(2, "first_k")] == 0.2    # samples 0 and 1 both failed: the worst of them
+    assert get[(1, "expected")] == pytest.approx((0.2 + 1.0 + 0.6) / 3)   # k = 1: every candidate equally

@@ -94,7 +94,7 @@ def test_agreeing_and_reversed_benchmarks(tmp_path, figures):
     a = next(p for p in points if p["rm"] == "a" and p["benchmark"] == "personalised")
     assert a == {"rm": "a", "benchmark": "personalised", "predictor": "accuracy", "accuracy": 0.9, "benchmark_rank": 1,
                  "downstream": "bon", "downstream_score": pytest.approx(0.899), "downstream_rank": 1,
-                 "shares_llm_with": "", "in_distribution": False}
+                 "shares_llm_with": "", "shares_encoder_with": "", "in_distribution": False}
     assert {p["rm"] for p in points} == set(RMS)
     panels = {ax["title"].split(" (")[0]: ax for ax in figures["correlation.png"]}
     assert set(panels) == {"personalised vs bon", "generic vs bon"}
@@ -127,7 +127,8 @@ def test_too_few_rms_says_so(tmp_path, figures):
     metrics = run(tmp_path, rms=["a", "b", "c"])
     assert metrics["status"] == "too few RMs (n=3 < 5)"
     pers = metrics["correlations"]["personalised"]["bon"]
-    assert pers["status"] == "too few RMs (n=3 < 5)" and set(pers["spearman"].values()) == {None}, "no CI claimed"
+    assert pers["status"] == "too few RMs (n=3 < 5)" == pers["spearman"].pop("verdict")
+    assert set(pers["spearman"].values()) == {None}, "no CI claimed"
     rows = pq.read_table(tmp_path / "out/correlation.parquet").to_pylist()
     assert all(r["value"] is None and r["ci_low"] is None and r["status"] == "too few RMs (n=3 < 5)" for r in rows)
     assert "too few RMs (n=3 < 5)" in stage.format_table(rows)

@@ -252,3 +252,35 @@ def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
     stamp = Path(layout.LEADERBOARD["leaderboard"]).stat().st_mtime_ns
     assert main(leaderboard_flow) == 0                           # same scores: served from the cache
     assert Path(layout.LEADERBOARD["leaderboard"]).stat().st_mtime_ns == stamp
+
+
+def _on_pairs(rm, rights, strategy="none"):
+    """One score row per shared pair q0..q(n-1): right where `rights` says 1."""
+    return [score(rm, f"q{i}", 1.0 if r else 0.0, 1.0 - r, strategy=strategy) for i, r in enumerate(rights)]
+
+
+def test_adjacent_rms_get_an_exact_paired_test_holm_corrected():
+    """Board order a > b > c: a is right on 10 pairs b gets wrong, b on one a gets wrong (exact two-sided sign
+    test p 0.012); b and c differ on one pair only (p 1): after Holm a is above b, b is not shown above c."""
+    a = [1] * 10 + [0, 0]
+    b = [0] * 10 + [1, 0]
+    c = [0] * 12
+    scores = _on_pairs("a", a) + _on_pairs("b", b) + _on_pairs("c", c)
+    rows = rows_for(scores)
+    tests = leaderboard.leaderboard_metrics(rows, scores, P)["adjacent"]
+    assert tests["alpha"] == pytest.approx(0.05)
+    first, second = tests["tests"]["none"]
+    assert (first["rm"], first["next"], first["discordant"], first["pairs"]) == ("a", "b", [10, 1], 12)
+    from scipy.stats import binomtest
+    assert first["p"] == pytest.approx(binomtest(10, 11).pvalue, abs=1e-6)
+    assert first["p_holm"] == pytest.approx(min(1, 2 * first["p"]), abs=1e-6) and first["significant"]
+    assert (second["rm"], second["next"], second["discordant"]) == ("b", "c", [1, 0])
+    assert second["p"] == 1.0 and not second["significant"]
+    assert first["difference"] == pytest.approx(10 / 12 - 1 / 12, abs=1e-4)
+
+
+def test_an_adjacent_test_needs_discordant_pairs_not_a_gap_in_accuracy():
+    """Two RMs 2 pairs apart out of 4 differ on 2 pairs only: p 0.5, not significant, whatever the gap says."""
+    scores = _on_pairs("a", [1, 1, 1, 0]) + _on_pairs("b", [1, 0, 0, 0])
+    (only,) = leaderboard.leaderboard_metrics(rows_for(scores), scores, P)["adjacent"]["tests"]["none"]
+    assert only["discordant"] == [2, 0] and only["p"] == 0.5 and not only["significant"]

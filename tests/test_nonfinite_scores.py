@@ -81,3 +81,42 @@ def test_nan_or_inf_from_any_rm_is_invalid_and_counted():
     assert [r["correct"] for r in rows] == [False, False, True, True]
     assert rows[0]["score_chosen"] is None and rows[0]["score_rejected"] == 1.0
     assert rows[1]["score_rejected"] is None, "inf is not a score either"
+
+
+class NanOnHard(RewardModel):
+    """Scores an answer by its length, but fails (NaN) on every answer to the hard question."""
+    kind = "nan-on-hard"
+
+    def identity(self):
+        return "nan-on-hard"
+
+    def score_answers(self, items):
+        return [AnswerScore(math.nan if "hard" in question else float(len(answer))) for question, _, answer in items]
+
+
+def test_a_nan_returning_rm_loses_its_bon_question():
+    """Best-of-N counts the question an RM fails on as its worst pick, never skips it: here the RM picks the
+    best answer of the easy question (1.0) and, failing on the hard one, its worst (0.2), so its best-of-4 is
+    their mean, 0.6, over both questions: not 1.0 over the easy one alone, as when the question was skipped."""
+    from tasks.downstream.bon.report import ALL, curve_rows, per_question_rows
+    from tasks.downstream.bon.select import score_candidates
+
+    questions = {"easy": {"question": "An easy one?"}, "hard": {"question": "A hard one?"}}
+    texts = ["a", "bb bb", "ccc ccc ccc", "dddd dddd dddd dddd"]
+    judge = {"easy": [0.1, 0.4, 0.7, 1.0], "hard": [0.9, 0.2, 0.6, 0.5]}
+    samples = [{"question_id": q, "domain": "Art", "sample_index": i, "valid": True, "answer_hash": f"{q}{i}",
+                "text": t} for q in questions for i, t in enumerate(texts)]
+    judged = {(r["question_id"], r["answer_hash"]): judge[r["question_id"]][r["sample_index"]] for r in samples}
+    rows = score_candidates(NanOnHard("nan", {}), "none", samples, questions, {q: "" for q in questions})
+    scores = {(r["question_id"], r["sample_index"]): r["score"] for r in rows}
+    assert all(math.isnan(scores[("hard", i)]) for i in range(4))
+    per_q, counts = per_question_rows(samples, judged, {"nan": scores}, [1, 2, 4])
+    curve = {(r["rm"], r["k"]): r for r in curve_rows(per_q, [1, 2, 4], 0, 0.95, 1)
+             if r["domain"] == ALL and r["method"] == "expected"}
+    assert curve[("nan", 4)]["n_questions"] == 2, "the failed question is counted"
+    assert curve[("nan", 4)]["judge_score"] == pytest.approx((1.0 + 0.2) / 2)
+    assert curve[("nan", 1)]["judge_score"] == curve[("(random)", 1)]["judge_score"], "k = 1: no pick to lose"
+    first_k = {r["question_id"]: r["judge_score"] for r in per_q if r["rm"] == "nan" and r["k"] == 2
+               and r["method"] == "first_k"}
+    assert first_k == {"easy": 0.4, "hard": 0.2}, "the worst of the first k when none has a score"
+    assert counts["nan"]["no_rm_score"] == 4 and counts["nan"]["questions_without_rm_score"] == 1

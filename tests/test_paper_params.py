@@ -51,3 +51,10 @@ def test_every_llm_judge_budget_fits_long_rubrics(name):
     p = _load(name)
     for stage in ("pairs", "bon"):
         assert p[stage]["judge"].get("max_tokens", 0) >= 3 * 20 + 8, f"{stage}.judge.max_tokens"
+
+
+def test_the_paper_settings_train_two_rl_seeds_per_rm_and_the_default_one():
+    """RL in the paper's settings: >= 2 seeds per RM, so the spread over seeds is reported; the embedded
+    default keeps one (its rl_eval metrics say "one seed")."""
+    assert _load("params-paper.yaml")["rl"]["seeds"] >= 2 and _load("params-regenerate.yaml")["rl"]["seeds"] >= 2
+    assert _load("params.yaml")["rl"]["seeds"] == 1

@@ -89,7 +89,9 @@ def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_po
     m = train.run(params, "length-longer", inputs, o(layout.rl_train("length-longer")))
     domains = sorted({q["domain"] for q in train_rows})
     assert m["algorithm"] == "ppo" and m["per_domain"] and sorted(m["domains"]) == domains
-    assert m["updates"] == len(domains) and m["optimizer_steps"] == 2 * len(domains), "2 mini-batches per update"
+    seeds = m["seeds"]
+    assert seeds == [params["common"]["seed"], params["common"]["seed"] + 1], "the paper setting trains 2 seeds"
+    assert m["updates"] == 2 * len(domains) and m["optimizer_steps"] == 2 * 2 * len(domains), "2 mini-batches per update"
     assert all(lr == {"first": 5e-7, "last": 5e-7} for lr in m["learning_rate"].values()), "constant LR"
     policy = Path(o(layout.rl_train("length-longer"))["policy"])
 
@@ -106,10 +108,11 @@ def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_po
     em = evaluate.run(eval_params, {"questions": inputs["questions"], "ranked_profile": inputs["ranked_profile"],
                                     "policies": {"length-longer": str(policy)}}, o(layout.RL_EVAL))
     assert em["decoding"] == "sampled, temperature 1.0"
-    assert {f"llm:length-longer:{d}" for d in domains} <= set(em["run"])
+    assert {f"llm:length-longer:{d}" + s for d in domains for s in ("", f"@seed{seeds[1]}")} <= set(em["run"])
+    assert em["policies"]["length-longer"]["seeds"] == 2 and em["policies"]["length-longer"]["seed_sd"] is not None
     answers = pq.read_table(o(layout.RL_EVAL)["answers"]).to_pylist()
     n_test = sum(q["split"] == "test" for q in questions)
-    assert {a["split"] for a in answers} == {"test"} and len(answers) == 2 * n_test
+    assert {a["split"] for a in answers} == {"test"} and len(answers) == (1 + len(seeds)) * n_test   # baseline + seeds
 
     train_files = sorted((SAMPLE / "lamp_qa").glob("*_train.json"))
     raw = [r for p in train_files for r in json.loads(p.read_text())[:4]]

@@ -125,7 +125,10 @@ def test_report_page_in_a_browser(project):
             for kind in ("micro", "macro"):
                 acc, (lo, hi) = e[kind]["accuracy"], e[kind]["ci"]
                 assert (_number(c[kind]["v"]), _number(c[kind]["lo"]), _number(c[kind]["hi"])) == (acc, lo, hi)
-                assert c[kind]["text"] == f"{100 * acc:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]"
+                n = e[kind]["n"]   # a zero-width CI says why: every pair one way, or (macro) every resample equal
+                why = "" if lo != hi else f" (n = {n}, all {'correct' if acc == 1 else 'wrong'})" if acc in (0, 1) \
+                    else f" (n = {n}; zero width: every resample gave the same value)"
+                assert c[kind]["text"] == f"{100 * acc:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]{why}"
             for key in ("ties", "invalid", "truncated", "pairs"):
                 assert int(c[key]["v"]) == e[key], (r["rm"], r["strategy"], key)
             assert _number(c["position_bias"]["v"]) == e["position_bias"]

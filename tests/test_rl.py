@@ -1,5 +1,5 @@
 """Downstream RL on a tiny random Llama (fast): the reward adapter gives exactly the leaderboard
-scorer's score, failed or NaN rewards are counted and dropped (never a default), two-update PPO /
+scorer's score, failed or NaN rewards are counted as the worst of their step (never a default, never dropped), two-update PPO /
 GRPO / RLOO runs change the policy, the same seed gives the same checkpoint bytes, RMs left out or
 pairwise-only get a record, rl_eval judges every policy against the untrained baseline (its calls
 cached), and the correlation reads the RL column."""
@@ -159,18 +159,30 @@ def test_adapter_gives_the_leaderboard_scorers_score(tmp_path, tiny_policy):
         assert score.tolist() == pytest.approx(board, abs=1e-6), entry   # float32 on the way through torch
 
 
-def test_failed_and_nan_rewards_are_counted_never_defaulted():
+def test_failed_and_nan_rewards_are_counted_as_the_worst_never_defaulted_or_skipped():
     from tasks.downstream.rl.reward import RewardFailures, RMReward
 
     rm = Flaky("flaky", {})
-    reward = RMReward(rm, {"q": "question"}, {"q": "ctx"}, max_failures=3)
-    assert reward(["q", "q"], ["a b", "c d e"]) == [2.0, None]
-    assert reward(["q"], ["explode now"]) == [None]
+    first = RMReward(rm, {"q": "question"}, {"q": "ctx"}, max_failures=3)
+    with pytest.raises(RewardFailures, match="no finite reward yet"):
+        first(["q"], ["explode now"])   # nothing scored yet: no worst to count it as
+    reward = RMReward(rm, {"q": "question", "r": "other"}, {"q": "ctx", "r": "ctx"}, max_failures=3)
+    assert reward(["q", "q"], ["a b", "c d e"]) == [2.0, 2.0], "NaN: the worst of its question in the step"
+    assert reward(["q"], ["explode now"]) == [2.0], "a failed call: the run's worst so far"
     assert [(s.rollouts, s.failures) for s in reward.steps] == [(2, 1), (1, 1)]
     assert "RM server down" in reward.steps[1].errors[0]
-    assert reward.steps[0].mean == 2.0, "the step's mean is over the finite rewards only"
+    assert reward.steps[0].mean == 2.0, "the step's mean is over the RM's own finite rewards"
     with pytest.raises(RewardFailures, match="rl.max_reward_failures=3"):
-        reward(["q", "q"], ["explode", "again"])
+        reward(["q", "r", "r", "q"], ["a b c d", "b b b", "c c", "d"])
+
+
+def test_a_failed_reward_is_the_worst_of_its_question_else_of_its_step():
+    from tasks.downstream.rl.reward import RMReward
+
+    reward = RMReward(Flaky("flaky", {}), {"q": "question", "r": "other"}, {"q": "c", "r": "c"}, max_failures=9)
+    # Flaky: NaN at odd positions; q has a finite 4 in the step, r has none (its finite 2 is at position 2)
+    assert reward(["q", "r", "r", "q"], ["a b c d", "b b b", "c c", "d"]) == [4.0, 2.0, 2.0, 4.0]
+    assert reward(["r", "q"], ["e f g", "h"]) == [3.0, 3.0], "no finite reward for q in the step: the step's worst"
 
 
 @pytest.mark.slow
@@ -209,9 +221,10 @@ def test_two_updates_train_the_policy_and_reruns_give_the_same_bytes(tmp_path, t
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_ppo_drops_failed_rollouts_and_stops_above_the_budget(tmp_path, tiny_policy, monkeypatch):
+def test_ppo_counts_failed_rollouts_as_the_worst_and_stops_above_the_budget(tmp_path, tiny_policy, monkeypatch):
     """Half the rewards are NaN: they are counted per update, the run still trains (finite weights), and
-    a dropped rollout's reward is the critic's own estimate — never a constant like the release's 0.5."""
+    each failed rollout's reward is the worst the RM gave in its step — never a constant like the release's 0.5,
+    never left out of the update."""
     import torch
     from safetensors.torch import load_file
 
@@ -221,24 +234,24 @@ def test_ppo_drops_failed_rollouts_and_stops_above_the_budget(tmp_path, tiny_pol
 
     monkeypatch.setitem(KINDS, Flaky.kind, Flaky)
     inputs = toy_project(tmp_path)
-    params = rl_params(str(tiny_policy), micro_batch_size=1)   # micro-batches holding only a dropped rollout
+    params = rl_params(str(tiny_policy), micro_batch_size=1)
     params["common"]["cache_dir"] = str(tmp_path / "cache")
     params["scoring"]["rms"]["flaky"] = {"kind": Flaky.kind}
     params["rl"]["rms"] = ["flaky"]
-    estimates, given = [], []   # the critic's values offered for dropped rollouts; the rewards trl got
-    estimate, forward = trainers.PPOReward._critic_estimate, trainers.PPOReward.forward_rows
-    monkeypatch.setattr(trainers.PPOReward, "_critic_estimate",
-                        lambda self, full, n: estimates.append(v := estimate(self, full, n)) or v)
+    screened, given = [], []   # what each step's screen returned; the rewards trl got
+    screen, forward = trainers.PPOReward.screen, trainers.PPOReward.forward_rows
+    monkeypatch.setattr(trainers.PPOReward, "screen", lambda self, rows: screened.append(v := screen(self, rows)) or v)
     monkeypatch.setattr(trainers.PPOReward, "forward_rows",
                         lambda self, ids, mask: given.append(v := forward(self, ids, mask)) or v)
     m = train.run(params, "flaky", inputs, outputs(tmp_path, "flaky"))
     assert m["reward_failures"] == 4 and m["reward_failures_per_step"] == [2, 2]
     state = load_file(str(Path(outputs(tmp_path, "flaky")["policy"]) / "policy.safetensors"))
     assert all(torch.isfinite(v).all() for v in state.values())
-    rewards = [float(x) for v in given for x in v[:, 0, 0]]
-    dropped = [r for r in rewards if r != int(r)]    # Flaky's own rewards are word counts
-    critic = {round(float(x), 5) for v in estimates for x in v}
-    assert len(dropped) == 4 and all(round(r, 5) in critic for r in dropped), (dropped, critic)
+    assert len(screened) == 2 and all(len(step) == 4 and None not in step for step in screened)
+    for step in screened:   # Flaky's NaNs sit at odd positions; each got at most the step's lowest finite reward
+        assert all(step[i] <= min(step[0::2]) for i in (1, 3)), step
+    rewards = sorted(float(x) for v in given for x in v[:, 0, 0])
+    assert rewards == sorted(r for step in screened for r in step), "every rollout's reward reached PPO"
     steps = list(csv.DictReader(open(outputs(tmp_path, "flaky")["plot_data"])))
     assert [s["reward_failures"] for s in steps] == ["2", "2"]
 
@@ -293,6 +306,7 @@ def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tin
     m = evaluate.run(params, ins, out)
     table = pq.read_table(out["eval"]).to_pylist()
     assert [(r["rm"], r["baseline"]) for r in table] == [("(untrained)", True), ("length-longer", False)]
+    assert m["seed_spread"] == "one seed: no spread over training seeds" and table[1]["seed_sd"] is None
     assert all(r["questions"] == 3 and r["ci_low"] <= r["mean_score"] <= r["ci_high"] for r in table)
     (ax,) = figures[Path(out["plot"]).name]
     assert bars_by_tick(ax, next(iter(ax["bars"])), axis="y") == pytest.approx(
@@ -317,16 +331,51 @@ def test_correlation_reads_the_rl_column_without_the_baseline(tmp_path):
     from tasks.downstream.correlation.methods import load_rl
 
     rows = [{"rm": "(untrained)", "baseline": True, "question_id": "q1", "judge_score": 0.9},
-            {"rm": "a", "baseline": False, "question_id": "q1", "judge_score": 0.5},
-            {"rm": "a", "baseline": False, "question_id": "q2", "judge_score": None},
-            {"rm": "b", "baseline": False, "question_id": "q1", "judge_score": 0.25}]
+            {"rm": "a", "baseline": False, "question_id": "q1", "judge_score": 0.5, "seed": 1},
+            {"rm": "a", "baseline": False, "question_id": "q2", "judge_score": None, "seed": 1},
+            {"rm": "b", "baseline": False, "question_id": "q1", "judge_score": 0.25, "seed": 1},
+            {"rm": "b", "baseline": False, "question_id": "q1", "judge_score": 0.75, "seed": 2}]
     full = [{**{k: None for k in ("domain", "split", "text", "error", "answer_hash", "finish_reason", "policy")},
              "valid": r["judge_score"] is not None, **r, "score": r["judge_score"] or 0.0} for r in rows]
     from tasks.core.schemas import RL_ANSWERS
 
     write_table([{k: r.get(k) for k in RL_ANSWERS.names} for r in full], tmp_path / "answers.parquet", "rl_answers")
     side = load_rl(str(tmp_path / "answers.parquet"))
-    assert side.per_question == {"a": {"q1": 0.5, "q2": 0.0}, "b": {"q1": 0.25}}, "an invalid answer counts as 0"
+    assert side.per_question == {"a": {"q1": 0.5, "q2": 0.0}, "b": {"q1": 0.5}}, \
+        "an invalid answer counts as 0; two seeds' policies: their mean"
+
+
+@pytest.mark.timeout(90)
+def test_two_seeds_train_two_policies_and_rl_eval_reports_their_spread(tmp_path, tiny_policy):
+    """rl.seeds 2: rl_train@<rm> trains a policy per seed (common.seed, +1) in its one stage, the first under the
+    one-seed file name; rl_eval answers with both, scores the RM by their mean and reports the spread."""
+    from safetensors.torch import load_file
+
+    from tasks.downstream.rl import evaluate, train
+
+    inputs = toy_project(tmp_path)
+    params = rl_params(str(tiny_policy))
+    params["rl"].update(algorithm="grpo", rms=["length-longer"], seeds=2)
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    m = train.run(params, "length-longer", inputs, outputs(tmp_path, "length-longer"))
+    seed = params["common"]["seed"]
+    assert m["seeds"] == [seed, seed + 1] and m["updates"] == 4 and m["reward_failures_per_seed"] == [0, 0]
+    folder = Path(outputs(tmp_path, "length-longer")["policy"])
+    one, two = (load_file(str(folder / f)) for f in ("policy.safetensors", "policy.seed1.safetensors"))
+    assert any(not (one[k] == two[k]).all() for k in one), "another seed, another policy"
+    steps = list(csv.DictReader(open(outputs(tmp_path, "length-longer")["plot_data"])))
+    assert [s["seed"] for s in steps] == [str(seed)] * 2 + [str(seed + 1)] * 2
+    out = {k: str(tmp_path / v) for k, v in layout.RL_EVAL.items()}
+    rl = evaluate.run(params, {"questions": inputs["questions"], "ranked_profile": inputs["ranked_profile"],
+                               "policies": {"length-longer": str(folder)}}, out)
+    answers = pq.read_table(out["answers"]).to_pylist()
+    mine = [a for a in answers if a["rm"] == "length-longer"]
+    assert sorted({a["seed"] for a in mine}) == [seed, seed + 1] and len(mine) == 6
+    per_seed = rl["policies"]["length-longer"]["seed_scores"]
+    assert list(per_seed) == [str(seed), str(seed + 1)]
+    assert rl["policies"]["length-longer"]["mean_score"] == pytest.approx(sum(per_seed.values()) / 2, abs=1e-6)
+    assert rl["policies"]["length-longer"]["seed_range"] == pytest.approx(abs(per_seed[str(seed)] - per_seed[str(seed + 1)]), abs=1e-6)
+    assert rl["seed_spread"].startswith("2 training seeds")
 
 
 def test_rl_stages_depend_on_their_own_rm_and_keys_only():
@@ -406,15 +455,19 @@ def test_rl_eval_refuses_to_judge_on_the_training_split(tmp_path, tiny_policy):
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_grpo_leaves_failed_rewards_out_never_a_default(tmp_path, tiny_policy, monkeypatch):
-    """GRPO gets None for a NaN reward: counted per update, and trl's logged reward mean is the mean of
-    the finite rewards alone (a default such as 0 or 0.5 would move it)."""
+def test_grpo_counts_failed_rewards_as_the_worst_of_their_question_never_a_default(tmp_path, tiny_policy, monkeypatch):
+    """GRPO gets, for a NaN reward, the lowest finite reward of the same question in the update: counted per
+    update, and trl's logged reward mean is the mean of what it got (a default such as 0 or 0.5 would move it)."""
+    from tasks.downstream.rl import reward as reward_module
     from tasks.downstream.rl import train, trainers
     from tasks.models.rms.registry import KINDS
 
     monkeypatch.setitem(KINDS, Flaky.kind, Flaky)
     logs, step_logs = [], trainers.step_logs
     monkeypatch.setattr(trainers, "step_logs", lambda tr, *a: logs.append(tr.state.log_history) or step_logs(tr, *a))
+    given, call = [], reward_module.RMReward.__call__
+    monkeypatch.setattr(reward_module.RMReward, "__call__",
+                        lambda self, q, c: given.append((q, v := call(self, q, c))) or v)
     inputs = toy_project(tmp_path)
     params = rl_params(str(tiny_policy))
     params["rl"].update(algorithm="grpo", rms=["flaky"])
@@ -422,6 +475,8 @@ def test_grpo_leaves_failed_rewards_out_never_a_default(tmp_path, tiny_policy, m
     params["scoring"]["rms"]["flaky"] = {"kind": Flaky.kind}
     m = train.run(params, "flaky", inputs, outputs(tmp_path, "flaky"))
     assert m["reward_failures"] == 4 and m["reward_failures_per_step"] == [2, 2]
-    steps = list(csv.DictReader(open(outputs(tmp_path, "flaky")["plot_data"])))
     logged = [h["reward"] for h in logs[0] if "reward" in h]
-    assert logged == pytest.approx([float(s["reward_mean"]) for s in steps], abs=1e-5)
+    assert logged == pytest.approx([sum(v) / len(v) for _, v in given], abs=1e-5)
+    for qids, values in given:   # Flaky's NaNs sit at odd positions: each got its question's lowest finite reward
+        own = {j: [values[i] for i in (0, 2) if qids[i] == qids[j]] for j in (1, 3)}
+        assert all(values[j] == (min(own[j]) if own[j] else min(values[0], values[2])) for j in (1, 3)), (qids, values)

@@ -77,7 +77,7 @@ def _checkpoint(folder: Path, params: dict, tiny: Path, splits=("train",)) -> st
     norm = {n: p.detach().clone() for n, p in AutoModelForCausalLM.from_pretrained(tiny).named_parameters()
             if n == "model.norm.weight"}
     write_checkpoint(folder, {"status": "trained", "base": base_identity(params["rl"]["policy"]), "algorithm": "grpo",
-                              "train": {"splits": list(splits)}, "reward_failures": 0}, {None: norm})
+                              "train": {"splits": list(splits)}, "reward_failures": 0}, {(None, 0): norm})
     return str(folder)
 
 
@@ -90,8 +90,8 @@ def test_invalid_answers_and_the_paired_gain_reach_metrics_rl_json(tmp_path, tin
     policies = {rm: _checkpoint(tmp_path / rm, params, tiny_policy) for rm in ("complete", "gappy")}
     real = evaluate.answer
 
-    def answer(llm, name, questions, prompts, e, seed):   # "gappy" leaves its first two questions empty
-        rows = real(llm, name, questions, prompts, e, seed)
+    def answer(llm, name, questions, prompts, e, seed, trained_seed=None):   # "gappy" leaves 2 questions empty
+        rows = real(llm, name, questions, prompts, e, seed, trained_seed)
         for r in rows[:2] if name == "gappy" else []:
             r.update(text="", valid=False, error="empty reply", answer_hash=None)
         return rows

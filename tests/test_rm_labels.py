@@ -9,7 +9,7 @@ import yaml
 from tasks.core import layout
 from tasks.stages import leaderboard
 from tasks.core.artifacts import read_table, write_table
-from tasks.core.rm_labels import labels, shares_llm_with
+from tasks.core.rm_labels import labels, shares_encoder_with, shares_llm_with
 from tests.conftest import ROOT
 
 QWEN = {"backend": "openai", "model": "Qwen/Qwen2.5-32B-Instruct"}
@@ -61,7 +61,8 @@ def test_the_leaderboard_carries_the_labels(tmp_path):
     micro = {r["rm"]: r for r in rows if r["domain"] == "micro"}
     assert micro["judge"]["shares_llm_with"] == "bon.judge" and micro["other"]["shares_llm_with"] == ""
     assert micro["bradley-terry"]["in_distribution"] and not micro["other"]["in_distribution"]
-    assert metrics["labels"]["judge"] == {"shares_llm_with": ["bon.judge"], "in_distribution": False}
+    assert metrics["labels"]["judge"] == {"shares_llm_with": ["bon.judge"], "shares_encoder_with": [],
+                                          "in_distribution": False}
     assert json.loads((tmp_path / layout.LEADERBOARD["metrics"]).read_text())["labels"]["bradley-terry"][
         "in_distribution"] is True
     table = leaderboard.format_table(rows)
@@ -79,6 +80,8 @@ def test_shipped_settings_flag_what_they_should():
     assert labels(_load("params.yaml"))["bradley-terry"]["in_distribution"]
     paper = {rm: v["shares_llm_with"] for rm, v in labels(_load("params-paper.yaml")).items() if v["shares_llm_with"]}
     assert paper == {"qwen32b-pairwise": "bon.judge"}, "the released pairs are not filtered by the 32B judge"
+    encoders = {rm: v["shares_encoder_with"] for rm, v in labels(_load("params.yaml")).items() if v["shares_encoder_with"]}
+    assert encoders == {"similarity": "bon.judge"}, "the similarity RM embeds with the embedding judge's MiniLM"
     regen = labels(_load("params-regenerate.yaml"))
     assert regen["qwen32b-pairwise"]["shares_llm_with"] == "bon.judge, pairs.judge"
     assert regen["bradley-terry"]["in_distribution"]
@@ -107,3 +110,17 @@ def test_the_generic_benchmarks_writer_is_a_judge_too():
     p["scoring"]["benchmarks"] = ["personalised", "generic"]
     p["generic_pairs"]["mode"] = "degraded"         # another user's chosen answer: no LLM wrote it
     assert shares_llm_with(p) == {"g": [], "other": []}
+
+
+def test_an_rm_on_the_embedding_judges_encoder_is_flagged():
+    """The same encoder under another spelling is one encoder; an RM on another encoder, or a judge that filters
+    nothing, is no dependency."""
+    p = params(scoring__rms={"sim": {"kind": "similarity"}, "sim-hf": {"kind": "similarity",
+                                                                         "encoder": "sentence-transformers/all-MiniLM-L6-v2"},
+                             "contriever": {"kind": "similarity", "encoder": "facebook/contriever-msmarco"},
+                             "other": {"kind": "random"}})
+    assert shares_encoder_with(p) == {"sim": ["bon.judge"], "sim-hf": ["bon.judge"], "contriever": [], "other": []}
+    p["pairs"].update(judge={"kind": "embedding", "encoder": "facebook/contriever-msmarco"}, keep_invalid=False)
+    assert shares_encoder_with(p)["contriever"] == ["pairs.judge"], "the pair filter is a judge too"
+    p["bon"]["judge"] = {"kind": "llm", "llm": "qwen"}
+    assert shares_encoder_with(p)["sim"] == [], "an LLM judge shares no encoder"

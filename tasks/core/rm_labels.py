@@ -7,6 +7,9 @@
   measured against: `pairs.judge` when it filters the benchmark (kind llm, keep_invalid false),
   `pairs.llm` when it wrote the scored pairs (source generate), `generic_pairs.llm` when it wrote the
   generic benchmark's rejected answers (mode generate), `bon.judge` when it referees the downstream BoN.
+- shares_encoder_with: the same for an encoder: an embedding judge (`pairs.judge` when it filters,
+  `bon.judge`, which also judges RL) running on the encoder this RM embeds with (the `similarity`
+  kind; ids compared as for LLMs). Such an RM agrees with its referee by construction.
 - in_distribution: the train_rm stage's RM (kind bradley-terry on its trained folder) was trained
   on pairs built the same way as the benchmark's, unlike every released RM.
 - null baselines (by kind): length-only and random scorers are reference points, not contestants;
@@ -19,6 +22,8 @@ import re
 from tasks.core import layout
 
 NULL_BASELINE_KINDS = ("length-longer", "length-shorter", "random")
+ENCODER_KINDS = ("similarity",)                 # RM kinds that embed with an `encoder`
+DEFAULT_ENCODER = "embedded:all-MiniLM-L6-v2"   # what they and an embedding judge use when none is named
 PARAMS = {"pairs": ("judge", "keep_invalid", "source", "llm"), "bon": ("judge",),
           "generic_pairs": ("mode", "llm")}   # what the labels read
 # a file or quantisation suffix says how a model is stored, not which model it is
@@ -60,6 +65,27 @@ def judge_roles(params: dict) -> dict[str, str]:
     return {role: name for role, name in roles.items() if name}
 
 
+def encoder_roles(params: dict) -> dict[str, str]:
+    """role -> the encoder id of each embedding judge that makes an RM dependent (as judge_roles)."""
+    pairs, bon = params.get("pairs") or {}, params.get("bon") or {}
+    judges = {"pairs.judge": pairs.get("judge") if pairs.get("keep_invalid") is False else None,
+              "bon.judge": bon.get("judge")}
+    return {role: j.get("encoder") or DEFAULT_ENCODER for role, j in judges.items()
+            if j and j.get("kind") == "embedding"}
+
+
+def rm_encoder(entry: dict) -> str | None:
+    """The encoder an RM embeds with, where its kind embeds with one (similarity)."""
+    return (entry.get("encoder") or DEFAULT_ENCODER) if entry.get("kind") in ENCODER_KINDS else None
+
+
+def shares_encoder_with(params: dict) -> dict[str, list[str]]:
+    """RM name -> the roles (sorted) whose encoder it embeds with; [] for an independent RM."""
+    roles = {role: model_id(enc) for role, enc in encoder_roles(params).items()}
+    return {rm: sorted(role for role, enc in roles.items() if enc and model_id(rm_encoder(entry or {})) == enc)
+            for rm, entry in sorted(params["scoring"]["rms"].items())}
+
+
 def _same_llm(entry: dict, name: str, llms: dict) -> bool:
     judge = model_id((llms.get(name) or {}).get("model"))
     if entry.get("llm") is not None:
@@ -79,9 +105,11 @@ def in_distribution(entry: dict) -> bool:
 
 
 def labels(params: dict) -> dict[str, dict]:
-    """RM name -> {"shares_llm_with": "bon.judge, pairs.judge" ("" = none), "in_distribution": bool}."""
+    """RM name -> {"shares_llm_with": "bon.judge, pairs.judge" ("" = none), "shares_encoder_with": (the same),
+    "in_distribution": bool}."""
     if "scoring" not in params:   # a caller without the pipeline's params (quick_score): no labels
         return {}
-    shared = shares_llm_with(params)
-    return {rm: {"shares_llm_with": ", ".join(shared[rm]), "in_distribution": in_distribution(entry or {})}
+    shared, encoded = shares_llm_with(params), shares_encoder_with(params)
+    return {rm: {"shares_llm_with": ", ".join(shared[rm]), "shares_encoder_with": ", ".join(encoded[rm]),
+                 "in_distribution": in_distribution(entry or {})}
             for rm, entry in sorted(params["scoring"]["rms"].items())}

@@ -85,7 +85,7 @@ BON_JUDGE_PARAMS = ("judge",)
 BON_SCORE_PARAMS = ("strategy",)
 BON_REPORT_PARAMS = ("max_k", "bootstrap", "ci")
 RL_PROMPT_KEYS = ("policy", "prompt", "max_words", "profile_k", "max_words_per_post")
-RL_TRAIN_PARAMS = ("rms", "algorithm", "strategy", "max_reward_failures", "train", *RL_PROMPT_KEYS)
+RL_TRAIN_PARAMS = ("rms", "algorithm", "strategy", "max_reward_failures", "seeds", "train", *RL_PROMPT_KEYS)
 RL_EVAL_PARAMS = ("eval", *RL_PROMPT_KEYS)   # a per-key stage's own params entry's `path` (DVC's foreach item)
 
 TABLE = (

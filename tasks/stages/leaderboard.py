@@ -11,6 +11,7 @@ import numpy as np
 
 from tasks.core.determinism import stable_rng
 from tasks.core.errors import ConfigError
+from tasks.stages.adjacent import adjacent_tests
 from tasks.models.strategies import EVALUATION_ONLY, STRATEGIES
 
 POLICIES = ("strict", "half", "drop")   # a tie is wrong | counts 0.5 | leaves the denominator
@@ -74,7 +75,7 @@ def position_a_rate(rows: list[dict]):
     return _r4(sum(known) / len(known)) if known else None
 
 
-NO_LABELS = {"shares_llm_with": "", "in_distribution": False}
+NO_LABELS = {"shares_llm_with": "", "shares_encoder_with": "", "in_distribution": False}
 
 
 def _row(rm, strategy, domain, n, estimate, rows, policy, labels=None) -> dict:
@@ -90,7 +91,7 @@ def _row(rm, strategy, domain, n, estimate, rows, policy, labels=None) -> dict:
 def group_rows(rm: str, strategy: str, scores: list[dict], p: dict, seed: int,
                labels: dict | None = None) -> list[dict]:
     """Leaderboard rows of one (rm, strategy): each domain, then micro, then macro. `labels`: the
-    RM's tasks.core.rm_labels entry (shares_llm_with, in_distribution), repeated on every row."""
+    RM's tasks.core.rm_labels entry (shares_llm_with, shares_encoder_with, in_distribution), on every row."""
     by_domain = defaultdict(list)
     for r in scores:
         by_domain[r["domain"] or "unknown"].append(r)
@@ -142,10 +143,10 @@ def leaderboard_metrics(rows: list[dict], scores: list[dict], p: dict) -> dict:
                          planner_failed_rows=r["planner_failed_rows"])
         else:
             entry["per_domain"][r["domain"]] = acc
-    labels = {r["rm"]: {"shares_llm_with": [x for x in r["shares_llm_with"].split(", ") if x],
+    labels = {r["rm"]: {**{k: [x for x in r[k].split(", ") if x] for k in ("shares_llm_with", "shares_encoder_with")},
                         "in_distribution": r["in_distribution"]} for r in rows}
     return {"tie_policy": p["tie_policy"], "ci": p["ci"], "bootstrap": p["bootstrap"], "split": p["split"],
-            "rms": dict(rms), "labels": dict(sorted(labels.items()))}
+            "rms": dict(rms), "labels": dict(sorted(labels.items())), "adjacent": adjacent_tests(scores, rows, p, credits)}
 
 
 def _fmt(acc, lo, hi) -> str:
@@ -161,8 +162,7 @@ def format_table(rows: list[dict]) -> str:
     lines += [[_rm_label(rm, micro), *(cells.get((rm, s), "-") for s in strategies)]
               for rm in sorted({r["rm"] for r in micro})]
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    policy = micro[0]["tie_policy"] if micro else "?"
-    title = f"micro accuracy [bootstrap CI], tie policy: {policy}"
+    title = f"micro accuracy [bootstrap CI], tie policy: {micro[0]['tie_policy'] if micro else '?'}"
     notes = [f"{r['rm']} / {r['strategy']}: {r['planner_failed_rows']} of {r['n']} pairs had no parsed plan "
              "(scored with the question only)" for r in micro if r.get("planner_failed_rows")]
     return "\n".join([title, *("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines),
@@ -172,8 +172,9 @@ def format_table(rows: list[dict]) -> str:
 def _rm_label(rm: str, micro: list[dict]) -> str:
     """The RM's name with its labels: in-distribution, or sharing its LLM with a judge."""
     r = next(x for x in micro if x["rm"] == rm)
-    marks = (["in-distribution"] if r.get("in_distribution") else []) + \
-        ([f"shares LLM with {r['shares_llm_with']}"] if r.get("shares_llm_with") else [])
+    marks = (["in-distribution"] if r.get("in_distribution") else []) + [
+        f"shares {what} with {r[key]}" for what, key in (("LLM", "shares_llm_with"), ("encoder", "shares_encoder_with"))
+        if r.get(key)]
     return f"{rm} [{'; '.join(marks)}]" if marks else rm
 
 
@@ -287,14 +288,13 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
 
 def stage_inputs(params: dict, key: None, declared: dict) -> dict:
     """(flows/stage.py) {rm: scores path} for the RMs in params that were scored."""
-    from tasks.core import layout
-    from tasks.core.artifacts import existing
-    return existing({rm: layout.scores(rm)["scores"] for rm in sorted(params["scoring"]["rms"])})
+    from tasks.core import layout, artifacts
+    return artifacts.existing({rm: layout.scores(rm)["scores"] for rm in sorted(params["scoring"]["rms"])})
 
 
 def stage_rows(out: dict) -> list[dict]:
-    from tasks.core.artifacts import read_table
-    return read_table(out["leaderboard"], "leaderboard").to_pylist()
+    from tasks.core import artifacts
+    return artifacts.read_table(out["leaderboard"], "leaderboard").to_pylist()
 
 
 def stage_summary(out: dict, metrics: dict) -> str: return format_table(stage_rows(out))  # noqa: E704

@@ -79,7 +79,10 @@ class Rl(Group):
     profile_k: int = F(1, "posts in the prompt", ge=0)
     max_words_per_post: int = F(30, "words per post in the prompt", ge=1)
     strategy: Strategy = F("raw_profile", "what the RM sees of the user")
-    max_reward_failures: int = F(2, "failed or non-finite rewards tolerated before the run stops", ge=0)
+    max_reward_failures: int = F(2, "failed or non-finite rewards (each counted as the worst of its update) tolerated "
+                                    "before the run stops", ge=0)
+    seeds: int = Field(1, ge=1, description="policies trained per RM, seeded common.seed, +1, ...: RL's score per RM is "
+                                            "their mean and the spread over seeds is reported (1 = one seed, no spread)")
     train: RlTrain = F(RlTrain(), "training")
     eval: RlEval = F(RlEval(), "evaluation")
 

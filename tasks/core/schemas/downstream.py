@@ -31,6 +31,7 @@ CORRELATION_POINTS = pa.schema([          # the raw (benchmark value, downstream
     ("downstream_score", pa.float64()),
     ("downstream_rank", pa.int32()),
     ("shares_llm_with", pa.string()),     # judges this RM shares its LLM with, e.g. "bon.judge" ("" = none)
+    ("shares_encoder_with", pa.string()), # embedding judges this RM shares its encoder with, e.g. "bon.judge"
     ("in_distribution", pa.bool_()),      # the train_rm stage's RM: trained on pairs built like the benchmark's
 ])
 
@@ -140,6 +141,7 @@ RL_ANSWERS = pa.schema([               # data/rl/answers.parquet: one row per (p
     ("judge_score", pa.float64()),     # the rubric judge (bon.judge) in [0, 1]; null: invalid answer or verdict
     ("score", pa.float64()),           # what counts: judge_score, or the judge's minimum (0) when it is null
     ("policy", pa.string()),           # the transformers backend's identity (weights hash)
+    ("seed", pa.int64()),              # the training seed of the RM's policy (rl.seeds); null for the baseline
 ])
 
 RL_EVAL = pa.schema([                  # data/rl/eval.parquet: one row per policy
@@ -156,6 +158,9 @@ RL_EVAL = pa.schema([                  # data/rl/eval.parquet: one row per polic
     ("scored", pa.int64()),            # questions with a judge verdict (the rest score 0)
     ("invalid_answers", pa.int64()),   # empty or failed answers
     ("unparseable_verdicts", pa.int64()),   # a valid answer the judge gave no parseable verdict for
-    ("reward_failures", pa.int64()),   # failed rewards dropped while training (null for the baseline)
+    ("reward_failures", pa.int64()),   # failed rewards while training, each counted as the worst (null: baseline)
     ("policy", pa.string()),
+    ("seeds", pa.int64()),             # training seeds (rl.seeds): the score is the mean of their policies'
+    ("seed_sd", pa.float64()),         # sd (ddof 1) of the per-seed mean scores; null with one seed
+    ("seed_range", pa.float64()),      # max - min of the per-seed mean scores; null with one seed
 ])

@@ -155,5 +155,6 @@ LEADERBOARD = pa.schema([
     ("planner_failed_rows", pa.int64()),  # pairs whose planner row never parsed (scored with the question only)
     ("position_a_rate", pa.float64()),    # pairwise judges: share of verdicts for position A (0.5 = unbiased)
     ("shares_llm_with", pa.string()),     # judges this RM shares its LLM with, e.g. "bon.judge" ("" = none)
+    ("shares_encoder_with", pa.string()), # embedding judges this RM shares its encoder with, e.g. "bon.judge"
     ("in_distribution", pa.bool_()),      # the train_rm stage's RM: trained on pairs built like the benchmark's
 ])

@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from tasks.downstream.bon.select import METHODS, best_of_k, pool_size, uniform_pick, usable
+from tasks.downstream.bon.select import FAILED_RULE, METHODS, best_of_k, pool_size, rank_key, uniform_pick, usable
 from tasks.core.determinism import stable_rng
 from tasks.core.errors import ConfigError
 from tasks.downstream.judging import bootstrap_means, percentile_ci
@@ -26,28 +26,30 @@ def ks_for(n: int, max_k: int) -> tuple[list[int], list[int]]:
 
 
 def per_question_rows(samples, judged, scores: dict[str, dict], ks) -> tuple[list[dict], dict]:
-    """Rows for every RM and both reference lines; plus per-line exclusion counts."""
+    """Rows for every RM and both reference lines; plus per-line counts. Invalid samples and unjudged answers
+    are no candidate for any line; an RM's failed score keeps its candidate, ranked last (select.rank_key)."""
     questions = defaultdict(list)
     for r in samples:
         questions[(r["question_id"], r["domain"])].append(r)
     rows, excluded = [], {}
     for line in [*sorted(scores), ORACLE, RANDOM]:
-        counts = {"invalid_samples": 0, "no_rm_score": 0, "no_judge_score": 0, "questions_without_candidates": 0}
+        counts = {"invalid_samples": 0, "no_rm_score": 0, "no_judge_score": 0, "questions_without_candidates": 0,
+                  "questions_without_rm_score": 0}
         for (qid, domain), rs in sorted(questions.items()):
             judge, cands = {}, []
             for r in rs:
                 j = judged.get((qid, r["answer_hash"])) if r["valid"] else None
-                s = j if line in (ORACLE, RANDOM) else scores[line].get((qid, r["sample_index"]))
                 if not r["valid"]:
                     counts["invalid_samples"] += 1
-                elif line not in (ORACLE, RANDOM) and not usable(s):
-                    counts["no_rm_score"] += 1
                 elif not usable(j):
                     counts["no_judge_score"] += 1
                 else:
+                    s = j if line in (ORACLE, RANDOM) else scores[line].get((qid, r["sample_index"]))
+                    counts["no_rm_score"] += not usable(s)
                     judge[r["sample_index"]] = j
-                    cands.append((r["sample_index"], s))
+                    cands.append((r["sample_index"], rank_key(s, j)))
             counts["questions_without_candidates"] += not cands
+            counts["questions_without_rm_score"] += bool(cands) and all(key[0] == 0 for _, key in cands)
             for k in ks:
                 for m in METHODS:
                     v = uniform_pick(judge, k, m) if line == RANDOM else best_of_k(cands, judge, k, m)
@@ -101,6 +103,7 @@ def report_metrics(curve, excluded, not_capable, *, n, ks, skipped, judge) -> di
         if r["domain"] != ALL and r["method"] == REPORTED and ks and r["k"] == ks[-1]:
             per_domain[r["rm"]][r["domain"]] = r["judge_score"]
     return {"n": n, "ks": ks, "skipped_ks_above_n": skipped, "judge": judge, "reported_method": REPORTED,
+            "failed_rm_score": FAILED_RULE,
             "methods": {"expected": "mean over all size-k subsets of usable candidates (curve, plot)",
                         "first_k": "first k samples, ties to the earliest: the release's rule (kept for comparison)"},
             "lines": lines, f"per_domain_{REPORTED}_at_max_k": dict(per_domain),

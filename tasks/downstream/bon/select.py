@@ -9,7 +9,10 @@ benchmark's own RM classes and strategies. Then the rules that turn scores into 
   is in it, and wins 1/(j+1) of it with j of its ties present, so
       P(i is picked) = Σ_j C(e, j) C(b, k-1-j) / (j+1) / C(N', k).
   No dependence on which k samples happened to come first: lower variance.
-A candidate is usable when its sample is valid and it has both an RM score and a judge score;
+A candidate is a valid sample with a judge score. An RM that fails on a candidate (no score, NaN or
++-inf) never skips it: `rank_key` puts it below every finite score, and failed candidates among
+themselves worst-judged first, so a pick that lands on failures takes the worst of them and an RM with
+no finite score on a question picks that question's worst candidate (FAILED_RULE).
 k above N' is clipped to N' (the best of everything there is)."""
 from __future__ import annotations
 
@@ -17,13 +20,22 @@ import math
 
 from tasks.downstream.judging import distinct_answers
 
-Candidate = tuple[int, float]   # (sample_index, score used for the pick)
+Candidate = tuple[int, object]   # (sample_index, what the pick compares: a float or rank_key's tuple)
 METHODS = ("first_k", "expected")
+FAILED_RULE = ("an RM score that failed, is missing or is non-finite ranks its candidate below every finite "
+               "one (failed candidates: the worst by the judge first); an RM with no finite score on a question "
+               "picks its worst candidate. No question or candidate is skipped")
 
 
 def usable(score) -> bool:
-    """As the leaderboard's: NaN and +-inf can neither win nor lose a Best-of-k."""
+    """As the leaderboard's: NaN and +-inf are no score (neither may win a Best-of-k)."""
     return score is not None and math.isfinite(score)
+
+
+def rank_key(score, judge: float) -> tuple:
+    """What the RM's pick compares: any finite score beats every failure; among failures the pick is the
+    worst by the judge, so failing costs an RM the question instead of dropping it."""
+    return (1, float(score)) if usable(score) else (0, -float(judge))
 
 
 def first_k_pick(cands: list[Candidate], k: int) -> int | None:

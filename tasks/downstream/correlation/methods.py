@@ -61,13 +61,17 @@ def load_bon(path: str | None, p: dict):
 def load_rl(path: str | None, p: dict | None = None):
     """RL: per test question, the score rl_eval counted for the answer of the policy trained with each RM
     (data/rl/answers.parquet `score`: the judge's verdict, or its minimum for an empty answer or an
-    unparseable verdict, so no question drops out). The untrained baseline row is a reference line, never an RM."""
+    unparseable verdict, so no question drops out), averaged over the RM's training seeds (rl.seeds). The untrained baseline row is a reference line, never an RM."""
     from tasks.downstream.correlation.sides import Side, read_downstream
 
-    side = Side("rl", f"{path}: the answer of the policy trained with each RM (rl.eval's decoding)")
+    side = Side("rl", f"{path}: the answer of the policy trained with each RM (rl.eval's decoding; the mean over "
+                      "its training seeds' policies)")
+    scores: dict = {}
     for r in read_downstream(path, "rl", "rl_eval", layout.RL_EVAL["answers"], RL_COLUMNS):
         if not r["baseline"] and r["score"] is not None and math.isfinite(r["score"]):
-            side.per_question.setdefault(r["rm"], {})[r["question_id"]] = float(r["score"])
+            scores.setdefault(r["rm"], {}).setdefault(r["question_id"], []).append(float(r["score"]))
+    for rm, per in scores.items():   # one row per question and seed: an RM's score is its seeds' mean
+        side.per_question[rm] = {q: sum(v) / len(v) for q, v in per.items()}
     return side
 
 

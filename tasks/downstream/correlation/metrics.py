@@ -53,6 +53,23 @@ def too_few(n: int, minimum: int) -> str | None:
     return f"too few RMs (n={n} < {minimum})" if n < minimum else None
 
 
+SIGNIFICANT, NOT_SIGNIFICANT = "significant", "not significant"
+
+
+def alpha(p: dict) -> float:
+    """The level a correlation is read at: the primary hypothesis's alpha where params name one, else 1 - ci."""
+    return float((p.get("primary") or {}).get("alpha") or round(1 - float(p["ci"]), 10))
+
+
+def verdict(status: str | None, p_holm, p_value, level: float) -> str:
+    """What a reader is told: the status when no p was computed (e.g. too few RMs), else whether the
+    Holm-adjusted p (the raw one where no family was adjusted) is below `level`; never "ok" alone."""
+    p = p_holm if p_holm is not None else p_value
+    if status not in (None, "ok") or p is None or not math.isfinite(p):
+        return status if status not in (None, "ok") else "no p-value"
+    return SIGNIFICANT if p < level else NOT_SIGNIFICANT
+
+
 def strict_order(values, names) -> list[int]:
     """Indices best first; equal values by RM name."""
     return sorted(range(len(names)), key=lambda i: (-values[i], names[i]))

@@ -79,6 +79,7 @@ def pairing(bench: Side, down: Side, predictor: str, excluded: set[str], p: dict
     points = [{"rm": rm, "benchmark": bench.name, "predictor": predictor, "accuracy": float(b[i]),
                "benchmark_rank": int(br[i]), "downstream": down.name, "downstream_score": float(d[i]),
                "downstream_rank": int(dr[i]), "shares_llm_with": labels.get(rm, {}).get("shares_llm_with", ""),
+               "shares_encoder_with": labels.get(rm, {}).get("shares_encoder_with", ""),
                "in_distribution": bool(labels.get(rm, {}).get("in_distribution", False))}
               for i, rm in enumerate(rms)]
     head = {"status": "ok", "n_rms": len(rms), "rms": rms, "predictor": predictor}
@@ -133,19 +134,23 @@ def _key(bench: str, predictor: str) -> str:
 
 def build_metrics(p: dict, benches: dict, downs: dict, results: dict, compared: dict, excluded: set[str]) -> dict:
     best = max(results.values(), key=lambda r: r["n_rms"]) if results else {"status": "no pairings"}
-    correlations = defaultdict(dict)
+    correlations, level = defaultdict(dict), M.alpha(p)
+    said = lambda status, c: M.verdict(status, c["p_holm"], c["p_value"], level)  # noqa: E731
     for (b, pr, d), r in results.items():
         correlations[_key(b, pr)][d] = {"status": r["status"], "n_rms": r["n_rms"], "rms": r["rms"],
-                                        **{m: {k: _r4(r[m][k]) for k in FIELDS} for m in M.METRICS}}
+                                        **{m: {**{k: _r4(r[m][k]) for k in FIELDS}, "verdict": said(r["status"], r[m])}
+                                           for m in M.METRICS}}
     versus = defaultdict(dict)
     for (x, y, d, pr), r in compared.items():
         versus[_key(f"{x} vs {y}", pr)][d] = {"status": r["status"], "n_rms": r["n_rms"],
-                                              **{m: {k: _r4(r["cells"][m][k]) for k in COMPARE_FIELDS}
-                                                 for m in M.METRICS}}
+                                              **{m: {**{k: _r4(r["cells"][m][k]) for k in COMPARE_FIELDS},
+                                                     "verdict": said(r["status"], r["cells"][m])} for m in M.METRICS}}
     return {
         "status": "ok" if any(r["status"] == "ok" for r in results.values()) else best["status"],
         **{k: p[k] for k in ("strategy", "split", "tie_policy", "rbo_p", "bootstrap", "permutations", "ci")},
-        "min_rms": p["min_rms"], "excluded_rms": sorted(excluded), "ci_method": METHOD,
+        "min_rms": p["min_rms"], "excluded_rms": sorted(excluded), "ci_method": METHOD, "alpha": level,
+        "significant": sum(c[m]["verdict"] == M.SIGNIFICANT for v in correlations.values() for c in v.values()
+                           for m in M.METRICS),
         "conventions": {**M.CONVENTIONS, "ci": METHOD,
                         "comparisons": "X vs Y: correlation of X minus that of Y with the same downstream, "
                                        "same resamples of RMs and questions; p one-sided (H1: X predicts better)"},
@@ -204,8 +209,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     metrics.update(primary=run_primary(params, inputs.get("scores") or {}, downs), exploratory=True,
                    positive_controls=sorted(controls),
                    include_null_baselines=bool(p.get("include_null_baselines")), null_baselines=sorted(nulls),
-                   shares_llm_with={rm: v["shares_llm_with"].split(", ") for rm, v in rm_labels.items()
-                                    if v["shares_llm_with"]},
+                   **{k: {rm: v[k].split(", ") for rm, v in rm_labels.items() if v[k]}
+                      for k in ("shares_llm_with", "shares_encoder_with")},
                    in_distribution=sorted(rm for rm, v in rm_labels.items() if v["in_distribution"]),
                    not_bon_capable=sorted(scored - downs["bon"].rms()) if "bon" in downs else None,
                    not_capable={d: sorted(scored - downs[d].rms()) for d in p["downstream"]})
@@ -237,4 +242,4 @@ def stage_rows(out: dict) -> list[dict]:
 
 
 def stage_summary(out: dict, metrics: dict) -> str:
-    return format_table(stage_rows(out))
+    return format_table(stage_rows(out), metrics.get("alpha", 0.05))

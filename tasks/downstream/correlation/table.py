@@ -14,18 +14,19 @@ def _ci(lo, hi) -> str:
 
 
 HEAD = ["benchmark", "predictor", "downstream", "n", "metric", "value", "CI (RMs+questions)", "CI (questions)",
-        "random", "reversed", "p", "p (Holm)", "status"]
+        "random", "reversed", "p", "p (Holm)", "verdict"]
 
 
-def format_table(rows: list[dict]) -> str:
-    """The correlation table (rows of data/correlation/correlation.parquet) as aligned text."""
+def format_table(rows: list[dict], level: float = 0.05) -> str:
+    """The correlation table (rows of data/correlation/correlation.parquet) as aligned text; status: whether
+    p (Holm) < `level`, or why there is no p."""
     lines = [HEAD]
     for r in rows:
         lines.append([r["benchmark"], r.get("predictor") or "accuracy", r["downstream"], str(r["n_rms"]), r["metric"],
                       _fmt(r["value"]), _ci(r["ci_low"], r["ci_high"]),
                       _ci(r.get("ci_low_questions"), r.get("ci_high_questions")), _fmt(r.get("null_random")),
                       _fmt(r.get("null_reversed")), _fmt(r["p_value"], 4), _fmt(r.get("p_holm"), 4),
-                      "" if r["status"] == "ok" else r["status"]])
+                      M.verdict(r["status"], r.get("p_holm"), r["p_value"], level)])
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)
 

@@ -30,7 +30,8 @@ def eval_prompt_params(p: dict) -> dict:
     return {**p, "profile_k": p["profile_k"] if k is None else int(k)}
 
 
-def answer(llm, name: str, questions: list[dict], prompts: list[list[dict]], e: dict, seed: int) -> list[dict]:
+def answer(llm, name: str, questions: list[dict], prompts: list[list[dict]], e: dict, seed: int,
+           trained_seed: int | None = None) -> list[dict]:
     from tasks.downstream.bon.sample import answer_hash
     from tasks.models.llm import GenParams
 
@@ -45,7 +46,7 @@ def answer(llm, name: str, questions: list[dict], prompts: list[list[dict]], e: 
                      "split": q["split"], "text": text, "valid": not error, "error": error,
                      "answer_hash": answer_hash(text) if not error else None,
                      "finish_reason": getattr(out, "finish_reason", None), "judge_score": None, "score": None,
-                     "policy": llm.backend.identity()})
+                     "policy": llm.backend.identity(), "seed": trained_seed})
     return rows
 
 
@@ -64,14 +65,37 @@ def _r6(x):
     return None if x is None or not np.isfinite(x) else round(float(x), 6)
 
 
+def _per_question(rows: list[dict], lines: list[str], qids: list[str]) -> tuple[np.ndarray, dict]:
+    """(policies × questions: each RM's score averaged over its seeds' policies; a question never answered
+    scores the minimum) and {rm: {seed: mean over the questions}} for the seed spread."""
+    col = {q: j for j, q in enumerate(qids)}
+    total, count = np.zeros((len(lines), len(qids))), np.zeros((len(lines), len(qids)))
+    by_seed = {}
+    for r in rows:
+        i, j = lines.index(r["rm"]), col[r["question_id"]]
+        total[i, j] += r["score"]
+        count[i, j] += 1
+        by_seed.setdefault(r["rm"], {}).setdefault(r.get("seed"), []).append(r["score"])
+    values = np.where(count > 0, total / np.maximum(count, 1), MIN_SCORE)
+    spread = {rm: {s: sum(v) / len(qids) for s, v in sorted(per.items(), key=lambda x: (x[0] is None, x[0]))}
+              for rm, per in by_seed.items()}
+    return values, spread
+
+
+def seed_spread(scores: dict) -> dict:
+    """An RM's mean score per training seed, and their spread (sd with ddof 1, range) when there are several."""
+    vals = np.array(list(scores.values()), dtype=float)
+    several = len(vals) > 1
+    return {"seeds": len(vals), "seed_scores": {"none" if s is None else str(s): _r6(v) for s, v in scores.items()},
+            "seed_sd": _r6(vals.std(ddof=1)) if several else None,
+            "seed_range": _r6(vals.max() - vals.min()) if several else None}
+
+
 def summarise(rows: list[dict], lines: list[str], manifests: dict, b: int, ci: float, seed: int) -> list[dict]:
     """One row per policy over every question (none dropped): mean and CI, gain over the baseline and its
-    paired CI, and the counts of what scored the minimum."""
+    paired CI, the counts of what scored the minimum, and the spread over the RM's training seeds."""
     qids = sorted({r["question_id"] for r in rows})
-    col = {q: j for j, q in enumerate(qids)}
-    values = np.full((len(lines), len(qids)), MIN_SCORE)   # a question a policy never answered scores the minimum
-    for r in rows:
-        values[lines.index(r["rm"]), col[r["question_id"]]] = r["score"]
+    values, spread = _per_question(rows, lines, qids)
     base = lines.index(BASELINE)
     mean = values.mean(axis=1) if qids else np.full(len(lines), np.nan)
     lo = hi = glo = ghi = np.full(len(lines), np.nan)
@@ -91,7 +115,8 @@ def summarise(rows: list[dict], lines: list[str], manifests: dict, b: int, ci: f
                     "invalid_answers": sum(not r["valid"] for r in mine),
                     "unparseable_verdicts": sum(r["valid"] and r["judge_score"] is None for r in mine),
                     "reward_failures": m.get("reward_failures"),
-                    "policy": ", ".join(sorted({r["policy"] for r in mine})) if mine else None})
+                    "policy": ", ".join(sorted({r["policy"] for r in mine})) if mine else None,
+                    **seed_spread(spread.get(name) or {})})
     return out
 
 
@@ -149,21 +174,54 @@ def _trained(manifests: dict, base_id: str, eval_splits) -> list[str]:
 def _summary(table: list[dict], manifests: dict, e: dict) -> dict:
     """metrics/rl.json's account of the policies: how they answered, each one's row, why others have none."""
     keep = ("algorithm", "mean_score", "ci_low", "ci_high", "gain_over_baseline", "gain_ci_low", "gain_ci_high",
-            "questions", "scored", "invalid_answers", "unparseable_verdicts", "reward_failures")
+            "questions", "scored", "invalid_answers", "unparseable_verdicts", "reward_failures", "seeds", "seed_scores",
+            "seed_sd", "seed_range")
+    n = max([r["seeds"] for r in table if not r["baseline"]], default=1)
     return {"decoding": "greedy" if not e.get("temperature") else f"sampled, temperature {e['temperature']}",
             "invalid_score": MIN_SCORE,
+            "seed_spread": "one seed: no spread over training seeds" if n == 1 else
+            f"{n} training seeds per RM: each RM's score is the mean of its seeds' policies; seed_sd and seed_range "
+            "give the spread of their mean scores",
             "policies": {r["rm"]: {k: r[k] for k in keep} for r in table},
             "not_trained": {rm: {"status": m["status"], "reason": m.get("reason")}
                             for rm, m in manifests.items() if m["status"] != TRAINED}}
 
 
+def _answer_all(p: dict, plans: dict, manifests: dict, checkpoints: dict, questions, prompt_of, seed: int, res):
+    """Every policy's answers: the baseline, then each trained RM's, per domain and per training seed (a seed
+    after the first named `@seed<s>` in the run stats). (rows, LLM stats per policy)."""
+    from tasks.core.artifacts import tree_hash
+    from tasks.core.determinism import fix_threads
+    from tasks.downstream.rl import policy as pol
+    from tasks.models.llm import make_llm
+
+    base, kwargs = pol.base_folder(p["policy"], res.cache_dir)
+    rows, stats = [], {}
+    fix_threads()   # decoding's float sums, like training's, depend on the thread count
+    for name in [BASELINE, *plans]:
+        trained_seeds = (manifests[name].get("seeds") or [manifests[name].get("seed")]) if name != BASELINE else [None]
+        for index, trained_seed in enumerate(trained_seeds):
+            for domain, mine in plans.get(name, [(None, questions)]):
+                folder = base
+                if name != BASELINE:   # rebuilt under the cache, named by content: the same bytes, the same cached calls
+                    tag = tree_hash([checkpoints[name]])[:16] + (f"-{domain}" if domain else "") + \
+                        (f"-seed{index}" if index else "")
+                    folder = str(pol.materialise(base, kwargs, checkpoints[name], res.cache_dir / "rl" / f"policy-{tag}",
+                                                 domain, index))
+                llm = make_llm({"backend": "transformers", "model": folder}, res.cache_dir / "llm_calls.sqlite")
+                rows += answer(llm, name, mine, [prompt_of[q["id"]] for q in mine], p["eval"], seed, trained_seed)
+                key = f"llm:{name}" + (f":{domain}" if domain else "") + (f"@seed{trained_seed}" if index else "")
+                stats[key] = llm.stats.as_dict()
+                if folder != base:
+                    shutil.rmtree(folder, ignore_errors=True)   # ~0.5 GB each; rebuilt in seconds when needed
+    return rows, stats
+
+
 def run(params: dict, inputs: dict, out: dict) -> dict:
     """inputs: questions, ranked_profile, policies ({rm: checkpoint folder} of the RMs in params)."""
-    from tasks.core.artifacts import read_table, tree_hash, write_table
+    from tasks.core.artifacts import read_table, write_table
     from tasks.downstream.bon.sample import pick_questions, policy_prompts
-    from tasks.core.determinism import fix_threads
     from tasks.models.judge import make_judge
-    from tasks.models.llm import make_llm
     from tasks.models.resources import Resources
     from tasks.downstream.rl import policy as pol
     from tasks.core.runlog import write_metrics
@@ -183,21 +241,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     base_id = pol.base_identity(p["policy"])
     trained = _trained(manifests, base_id, e["splits"])
     plans = {rm: _policies(rm, manifests[rm], inputs["policies"][rm], questions) for rm in trained}   # fail fast
-    base, kwargs = pol.base_folder(p["policy"], res.cache_dir)
-    rows, stats = [], {}
-    fix_threads()   # decoding's float sums, like training's, depend on the thread count
-    for name in [BASELINE, *trained]:
-        for domain, mine in plans.get(name, [(None, questions)]):
-            folder = base
-            if name != BASELINE:   # rebuilt under the cache, named by content: the same bytes, the same cached calls
-                ckpt = inputs["policies"][name]
-                tag = tree_hash([ckpt])[:16] + (f"-{domain}" if domain else "")
-                folder = str(pol.materialise(base, kwargs, ckpt, res.cache_dir / "rl" / f"policy-{tag}", domain))
-            llm = make_llm({"backend": "transformers", "model": folder}, res.cache_dir / "llm_calls.sqlite")
-            rows += answer(llm, name, mine, [prompt_of[q["id"]] for q in mine], e, seed)
-            stats[f"llm:{name}" + (f":{domain}" if domain else "")] = llm.stats.as_dict()
-            if folder != base:
-                shutil.rmtree(folder, ignore_errors=True)   # ~0.5 GB each; rebuilt in seconds when needed
+    rows, stats = _answer_all(p, plans, manifests, inputs["policies"], questions, prompt_of, seed, res)
     judged = judge_answers(rows, {q["id"]: q for q in questions}, judge)
     lines = [BASELINE, *trained]
     table = summarise(rows, lines, manifests, int(e["bootstrap"]), float(e["ci"]), seed)

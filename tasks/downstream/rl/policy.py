@@ -125,19 +125,21 @@ def trained_state(model) -> dict:
     return {n: p.detach().cpu().contiguous() for n, p in model.named_parameters() if p.requires_grad}
 
 
-def weights_file(domain: str | None) -> str:
-    return WEIGHTS if not domain else f"policy.{domain}.safetensors"
+def weights_file(domain: str | None, seed_index: int = 0) -> str:
+    """policy[.<domain>][.seed<i>].safetensors: the first seed's files keep the one-seed names."""
+    return "policy" + (f".{domain}" if domain else "") + (f".seed{seed_index}" if seed_index else "") + ".safetensors"
 
 
 def write_checkpoint(folder: Path, manifest: dict, states: dict | None) -> None:
-    """The checkpoint folder's files: the trained parameters ({domain or None: state}, if any) and the manifest."""
+    """The checkpoint folder's files: the trained parameters ({(domain or None, seed index): state}, if any) and
+    the manifest."""
     from safetensors.torch import save_file
 
     from tasks.core.artifacts import write_json
 
     folder.mkdir(parents=True, exist_ok=True)
-    for domain, state in (states or {}).items():
-        save_file(state, str(folder / weights_file(domain)), metadata={"format": "pt"})
+    for (domain, index), state in (states or {}).items():
+        save_file(state, str(folder / weights_file(domain, index)), metadata={"format": "pt"})
     write_json(manifest, folder / MANIFEST)
 
 
@@ -148,16 +150,17 @@ def read_manifest(folder: str | Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def materialise(base: str, kwargs: dict, checkpoint: str | Path, target: Path, domain: str | None = None) -> Path:
-    """The full model (base + trained parameters, of `domain` for per-domain policies) as a folder the
-    transformers backend loads."""
+def materialise(base: str, kwargs: dict, checkpoint: str | Path, target: Path, domain: str | None = None,
+                seed_index: int = 0) -> Path:
+    """The full model (base + trained parameters, of `domain` for per-domain policies, of the seed_index-th
+    seed) as a folder the transformers backend loads."""
     from safetensors.torch import load_file
     from transformers import AutoTokenizer
 
     if (target / "config.json").exists():
         return target
     lm = load_policy(base, kwargs)
-    state = load_file(str(Path(checkpoint) / weights_file(domain)))
+    state = load_file(str(Path(checkpoint) / weights_file(domain, seed_index)))
     unknown = sorted(set(state) - {n for n, _ in lm.named_parameters()})
     if unknown:
         raise ConfigError(f"{checkpoint}: parameters not in the base policy: {', '.join(unknown[:3])}")

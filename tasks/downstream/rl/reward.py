@@ -2,9 +2,12 @@
 the leaderboard's own scorer (`RewardModel.score_answers`) and the strategy's context
 (`tasks.models.strategies.contexts`), so RL optimises exactly the numbers the benchmark ranks.
 
-A call that raises, a missing score or a non-finite one is a failure: counted in its step and handed
-back as None, which every trainer drops from the step (trainers.py) — never replaced by a default
-like the release's 0.5. Once more than `max_failures` have failed the run stops (RewardFailures)."""
+A call that raises, a missing score or a non-finite one is a failure: counted in its step and, as in
+Best-of-N, counted as the worst pick, never skipped: the rollout keeps its place in the update with the
+lowest finite reward the RM gave that question in the step (else the step's lowest, else the lowest of
+the run so far; FAILED_RULE) — never a default like the release's 0.5, which can rank a failure above
+real answers. An RM with no finite reward yet has no worst to give: the run stops, as it does once more
+than `max_failures` have failed (RewardFailures)."""
 from __future__ import annotations
 
 import math
@@ -15,6 +18,10 @@ import numpy as np
 from tasks.core.errors import DataError
 
 
+FAILED_RULE = ("a failed, missing or non-finite reward counts as the worst: the lowest finite reward of the same "
+               "question in its step, else of the step, else of the run so far; the rollout stays in the update")
+
+
 class RewardFailures(DataError):
     """The RM failed more often than rl.max_reward_failures allows: the run stops, nothing is saved."""
 
@@ -23,7 +30,7 @@ class RewardFailures(DataError):
 class Step:
     rollouts: int
     failures: int
-    mean: float | None     # over the finite rewards of the step only
+    mean: float | None     # over the RM's own finite rewards of the step (failures left out)
     std: float | None
     errors: list[str] = field(default_factory=list)
     values: list[float] = field(default_factory=list)   # the finite rewards, for the learning figure's CI
@@ -41,6 +48,7 @@ class RMReward:
         self.rm, self.questions, self.context = rm, questions, context
         self.max_failures = int(max_failures)
         self.steps: list[Step] = []
+        self.lowest: float | None = None   # the lowest finite reward of the run so far
 
     @property
     def failures(self) -> int:
@@ -50,8 +58,8 @@ class RMReward:
         """Exactly what the leaderboard's scorer sees for this (question, user, answer)."""
         return [(self.questions[q], self.context[q], c) for q, c in zip(question_ids, completions)]
 
-    def __call__(self, question_ids: list[str], completions: list[str]) -> list[float | None]:
-        """One step's rewards; None where the RM gave no usable score."""
+    def __call__(self, question_ids: list[str], completions: list[str]) -> list[float]:
+        """One step's rewards, a failed one counted as the worst (FAILED_RULE)."""
         errors: list[str] = []
         try:
             scored = self.rm.score_answers(self.items(question_ids, completions))
@@ -68,14 +76,27 @@ class RMReward:
         finite = np.array([r for r in rewards if r is not None], dtype=float)
         self.steps.append(Step(len(rewards), bad, float(finite.mean()) if finite.size else None,
                                float(finite.std()) if finite.size else None, errors, finite.tolist()))
+        if finite.size:
+            self.lowest = min(float(finite.min()), self.lowest if self.lowest is not None else math.inf)
         if self.failures > self.max_failures:
             raise RewardFailures(f"reward model '{self.rm.name}'",
                                  f"{self.failures} failed reward(s) in {len(self.steps)} step(s), more than "
                                  f"rl.max_reward_failures={self.max_failures}; last: {errors[0]}")
-        return rewards
+        return self.worst_for_failures(question_ids, rewards, errors)
+
+    def worst_for_failures(self, question_ids: list[str], rewards: list, errors: list[str]) -> list[float]:
+        if self.lowest is None and None in rewards:
+            raise RewardFailures(f"reward model '{self.rm.name}'", "no finite reward yet to count its failures "
+                                 f"as the worst in step {len(self.steps)}; last: {errors[0]}")
+        step = min((r for r in rewards if r is not None), default=self.lowest)
+        same = {}
+        for q, r in zip(question_ids, rewards):
+            if r is not None:
+                same[q] = min(r, same.get(q, r))
+        return [r if r is not None else same.get(q, step) for q, r in zip(question_ids, rewards)]
 
     def reward_func(self):
-        """The GRPO/RLOO form: (prompts, completions, question_id, **columns) -> rewards (None = dropped)."""
+        """The GRPO/RLOO form: (prompts, completions, question_id, **columns) -> rewards."""
         def reward(prompts, completions, question_id, **_):
             texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
             return self(list(question_id), [t.strip() for t in texts])

@@ -114,44 +114,64 @@ def domain_groups(questions: list[dict], messages: list, per_domain: bool) -> li
     return [(d, qs, ms) for d, (qs, ms) in sorted(out.items())]
 
 
+def seeds_of(p: dict, seed: int) -> list[int]:
+    """The training seeds: common.seed, then +1, ... (rl.seeds of them); the first is the one-seed run's."""
+    return [seed + i for i in range(int(p.get("seeds") or 1))]
+
+
 def _train(p: dict, rm, strategy: str, seed: int, res, inputs: dict, out: dict, manifest: dict, start: float):
-    """Train the policy (one per domain under train.per_domain) with `rm` as reward; `manifest` gains what
-    was done. (states, step rows, time counters, reward change per domain)."""
-    from tasks.core.determinism import stable_rng
+    """Train the policy (one per domain under train.per_domain, one per seed of rl.seeds) with `rm` as reward;
+    `manifest` gains what was done. (states {(domain, seed index)}, step rows, time counters, reward change)."""
     from tasks.core.runlog import record
     from tasks.downstream.rl.policy import base_identity
-    from tasks.downstream.rl.reward import RewardFailures, RMReward, reward_change
+    from tasks.downstream.rl.reward import RewardFailures, RMReward
     from tasks.models.strategies import load_contexts
 
     questions, messages = train_prompts(inputs, p)
     context = load_contexts(strategy, inputs["questions"], inputs["profile_context"], inputs.get("inferred_rubrics"))
-    reward = RMReward(rm, {q["id"]: q["question"] for q in questions}, context, p["max_reward_failures"])
-    per_domain, states, loop, facts, rows, learned = bool(p["train"].get("per_domain")), {}, 0.0, {}, [], {}
-    try:
-        for domain, qs, ms in domain_groups(questions, messages, per_domain):
-            first = len(reward.steps)
-            state, logs, facts[domain or "all"], seconds = train_policy(reward, qs, ms, p, seed, res.cache_dir)
-            states[domain], loop = state, loop + seconds
-            rows += step_rows(reward.steps[first:], logs, domain)
-            learned[domain or "all"] = reward_change(reward.steps[first:], stable_rng(seed, "rl_train", manifest["rm"],
-                                                                                      domain or "all"))
-    except RewardFailures:
-        record(out["metrics"], {"reward_failures": reward.failures, "steps": len(reward.steps),
-                                "errors": [e for s in reward.steps for e in s.errors][:5], **res.stats()})
-        raise
+    per_domain, states, loop, facts, rows, learned, failures = bool(p["train"].get("per_domain")), {}, 0.0, {}, [], {}, []
+    seeds = seeds_of(p, seed)
+    for index, s in enumerate(seeds):
+        reward = RMReward(rm, {q["id"]: q["question"] for q in questions}, context, p["max_reward_failures"])
+        try:
+            loop += _train_seed(reward, questions, messages, p, (index, s, len(seeds) > 1), res, manifest["rm"],
+                                states, facts, rows, learned)
+        except RewardFailures:
+            record(out["metrics"], {"reward_failures": sum(failures) + reward.failures, "steps": len(reward.steps),
+                                    "errors": [e for st in reward.steps for e in st.errors][:5], **res.stats()})
+            raise
+        failures.append(reward.failures)
     counters = {"seconds": round(time.perf_counter() - start, 1), "train_loop_seconds": round(loop, 1),
                 "seconds_per_update": round(loop / max(len(rows), 1), 2)}
     manifest.update(algorithm=p["algorithm"], base=base_identity(p["policy"]), strategy=strategy, seed=seed,
-                    identity=rm.identity(), train_questions=len(questions),
+                    seeds=seeds, identity=rm.identity(), train_questions=len(questions),
                     trained_parameters=next(iter(facts.values()))["trained_parameters"],
                     optimizer_steps=sum(f["optimizer_steps"] for f in facts.values()),
                     learning_rate={d: f["learning_rate"] for d, f in facts.items()},
                     updates=len(rows), rollouts=sum(r["rollouts"] for r in rows),
-                    reward_failures=reward.failures, per_domain=per_domain,
+                    reward_failures=sum(failures), reward_failures_per_seed=failures, per_domain=per_domain,
                     domains={d: len(qs) for d, qs, _ in domain_groups(questions, messages, True)} if per_domain
                     else None,
                     planner_failed_prompts=sum(q["id"] in context.failed for q in questions), train=p["train"])
     return states, rows, counters, learned
+
+
+def _train_seed(reward, questions, messages, p: dict, which: tuple, res, rm_name: str, states, facts, rows,
+                learned) -> float:
+    """One seed's policies (one per domain, or pooled), filled into the run's records; the seconds in trl.
+    A seed after the first labels its records `<domain>@seed<s>` (the first keeps the one-seed names)."""
+    from tasks.core.determinism import stable_rng
+    from tasks.downstream.rl.reward import reward_change
+
+    index, seed, several = which
+    loop = 0.0
+    for domain, qs, ms in domain_groups(questions, messages, bool(p["train"].get("per_domain"))):
+        first, label = len(reward.steps), (domain or "all") + (f"@seed{seed}" if index else "")
+        state, logs, facts[label], seconds = train_policy(reward, qs, ms, p, seed, res.cache_dir)
+        states[(domain, index)], loop = state, loop + seconds
+        rows += step_rows(reward.steps[first:], logs, domain, seed if several else None)
+        learned[label] = reward_change(reward.steps[first:], stable_rng(seed, "rl_train", rm_name, domain or "all"))
+    return loop
 
 
 def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:

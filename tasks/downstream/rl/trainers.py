@@ -1,12 +1,10 @@
 """trl 1.12's PPO, GRPO and RLOO behind one call, with the RM adapter as the reward.
 
-- GRPO/RLOO take the reward as a function (`RMReward.reward_func`); a None reward is "unscorable" to
-  trl 1.12: left out of the group baseline, advantage 0 — dropped from the step.
+- GRPO/RLOO take the reward as a function (`RMReward.reward_func`).
 - PPO takes a sequence-classification module: `PPOReward` decodes trl's token rows back to (question,
   completion), asks the same RMReward, and returns the score as hidden states under an identity
-  `.score` head. Rollouts are scored right after generation (`ScreenedPPO`): one whose reward failed
-  is emptied, so trl masks it out of the advantages, policy loss, KL and entropy, and its reward is
-  the critic's own estimate, so the critic learns nothing from it either.
+  `.score` head. Rollouts are scored right after generation, one RMReward call per step (`ScreenedPPO`).
+A failed reward reaches neither as a gap: RMReward hands it back as the worst of its step (reward.py).
 """
 from __future__ import annotations
 
@@ -64,15 +62,14 @@ class PPOReward(nn.Module):
     def __init__(self, reward, tokenizer, rows: _Rows):
         super().__init__()
         self.reward, self.tokenizer, self.rows = reward, tokenizer, rows
-        self.pending: list[tuple[str, tuple, float | None]] = []   # the screened step, in trl's row order
-        self.value_model = None                                     # the critic, set once the trainer exists
+        self.pending: list[tuple[str, tuple, float]] = []   # the screened step, in trl's row order
         self.backbone = _Backbone(self)
         self.score = nn.Identity()
 
     def text(self, ids: tuple) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=True).strip()
 
-    def screen(self, rows: list[list[int]]) -> list[float | None]:
+    def screen(self, rows: list[list[int]]) -> list[float]:
         """Score one step's rollouts (one RMReward call = one step); trl then asks for them row by row."""
         split = [self.rows.split(r) for r in rows]
         rewards = self.reward([q for q, _, _ in split], [self.text(c) for _, _, c in split])
@@ -86,22 +83,13 @@ class PPOReward(nn.Module):
         if not self.pending:   # outside a screened rollout (e.g. trl's sample generations): score now
             self.screen(rows)
         mine, self.pending = self.pending[:len(rows)], self.pending[len(rows):]
-        out, estimate = torch.zeros(full.shape[0], device=full.device), None
+        out = torch.zeros(full.shape[0], device=full.device)
         for i, (row, (q, c, r)) in enumerate(zip(rows, mine)):
-            q_row, ctx, c_row = self.rows.split(row)
-            if (q_row, c_row) != (q, c if r is not None else ()):
+            q_row, _, c_row = self.rows.split(row)
+            if (q_row, c_row) != (q, c):
                 raise RuntimeError("PPO asked for the reward of a rollout that was not screened")
-            if r is None:
-                estimate = self._critic_estimate(full, ctx) if estimate is None else estimate
-            out[i] = r if r is not None else estimate[i]
+            out[i] = r
         return out[:, None, None].expand(-1, full.shape[1], 1).contiguous()
-
-    def _critic_estimate(self, full, context_length: int):
-        """The critic's value where a dropped rollout's reward would land: its target then is its own guess."""
-        from trl.experimental.utils import get_reward
-
-        values, _, _ = get_reward(self.value_model, full, self.rows.pad_id, context_length)
-        return values[:, context_length - 1, 0].float()
 
 
 class _Backbone(nn.Module):
@@ -122,8 +110,7 @@ def _screened_ppo_class():
     generate = ppo_module.batch_generation
 
     class ScreenedPPO(PPOTrainer):
-        """An emptied rollout's log-probs are trl's constant fill, so no gradient reaches the weights through
-        it (a micro-batch of only dropped rollouts logs a NaN policy loss, 0/0, and changes nothing)."""
+        """Scores each step's rollouts in one RMReward call, right after generation."""
 
         def train(self):
             with mock.patch.object(ppo_module, "batch_generation", self._generate_screened):
@@ -131,22 +118,10 @@ def _screened_ppo_class():
 
         def _generate_screened(self, model, queries, forward_batch_size, pad_token_id, generation_config):
             query_responses, logits = generate(model, queries, forward_batch_size, pad_token_id, generation_config)
-            n = queries.shape[1]
-            responses = query_responses[:, n:]
+            responses = query_responses[:, queries.shape[1]:]
             if self.stop_token_id is not None:
                 responses = truncate_response(self.stop_token_id, pad_token_id, responses)
-            rewards = self.reward_model.screen(torch.cat((queries, responses), 1).tolist())
-            dropped = [i for i, r in enumerate(rewards) if r is None]
-            if len(dropped) == len(rewards):
-                from tasks.downstream.rl.reward import RewardFailures
-
-                raise RewardFailures(f"reward model '{self.reward_model.reward.rm.name}'",
-                                     f"every rollout of update {len(self.reward_model.reward.steps)} failed: "
-                                     "PPO has nothing to learn from; last: "
-                                     f"{self.reward_model.reward.steps[-1].errors[0]}")
-            if dropped:
-                query_responses = query_responses.clone()
-                query_responses[dropped, n:] = pad_token_id
+            self.reward_model.screen(torch.cat((queries, responses), 1).tolist())
             return query_responses, logits
 
     return ScreenedPPO
@@ -190,7 +165,6 @@ def ppo(policy, value_model, tok, prompt_ids, question_ids, reward, t: dict, see
         args=args, processing_class=tok, model=policy, ref_model=None, reward_model=reward_model,
         value_model=value_model, train_dataset=Dataset.from_dict({"input_ids": prompt_ids}),
         optimizers=(torch.optim.AdamW(groups, weight_decay=0.0), None))
-    reward_model.value_model = value_model
     # trl's PPO takes its batch as micro x gradient_accumulation_steps and hands that count to accelerate, which
     # would step once per batch whatever num_mini_batches says, and at every micro-batch of a dataloader's last
     # batch (sync_with_dataloader; the toy sets are one batch): step exactly once per mini-batch instead

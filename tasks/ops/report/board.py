@@ -40,7 +40,8 @@ def _cell(v, text: str | None = None, **extra) -> dict:
 def _acc_cell(acc: dict | None) -> dict:
     acc = acc or {}
     lo, hi = (acc.get("ci") or [None, None])[:2]
-    return {"v": fmt.sort_key(acc.get("accuracy")), "text": fmt.pct(acc.get("accuracy")), "ci": fmt.ci_pct(lo, hi),
+    return {"v": fmt.sort_key(acc.get("accuracy")), "text": fmt.pct(acc.get("accuracy")),
+            "ci": fmt.ci_pct(lo, hi, n=acc.get("n"), value=acc.get("accuracy")),
             "lo": fmt.sort_key(lo), "hi": fmt.sort_key(hi), "n": acc.get("n")}
 
 
@@ -58,9 +59,12 @@ def leaderboard(rows: list[dict], columns: list[str], metrics: dict, controls=fr
             _col("macro", "macro accuracy [CI]", True, "mean of the domains"), _col("pairs", "pairs", True),
             _col("ties", "ties", True), _col("invalid", "invalid", True), _col("truncated", "truncated", True),
             _col("position_bias", "position bias", True,
-                 "share of pairs where a pairwise judge changed its verdict with the A/B order")]
+                 "share of pairs where a pairwise judge changed its verdict with the A/B order"),
+            _col("vs_next", "vs next RM [p (Holm)]", True, "paired test against the RM ranked next (same pairs)")]
     head += [_col(c, c.replace("_", " "), None, "added by the leaderboard stage", extra=True)
              for c in extra_cols + extra_keys]
+    adjacent = {(t["rm"], st): t for st, tests in ((metrics.get("adjacent") or {}).get("tests") or {}).items()
+                for t in tests}
     body = []
     for rm, s in keys:
         e, m = entries.get((rm, s), {}), micro.get((rm, s), {})
@@ -69,18 +73,30 @@ def leaderboard(rows: list[dict], columns: list[str], metrics: dict, controls=fr
                  _cell(e.get("pairs")), _cell(e.get("ties", m.get("ties"))), _cell(e.get("invalid", m.get("invalid"))),
                  _cell(e.get("truncated", m.get("truncated"))),
                  _cell(e.get("position_bias"), fmt.pct(e.get("position_bias")) if e.get("position_bias") is not None
-                       else "n/a")]
+                       else "n/a"), _vs_next(adjacent.get((rm, s)))]
         cells += [_cell(m.get(c)) for c in extra_cols] + [_cell(e.get(k)) for k in extra_keys]
         acc = (e.get(MICRO) or {}).get("accuracy")   # default order: per strategy, best first, unscored last
         body.append({"rm": rm, "strategy": s, "evaluation_only": ev, "cells": cells,
                      "order": (strategy_order(s), -acc if acc is not None else 1, rm)})
     body.sort(key=lambda r: r["order"])
     return {"head": head, "rows": body, "tie_policy": metrics.get("tie_policy"), "ci": metrics.get("ci"),
-            "bootstrap": metrics.get("bootstrap"), "split": metrics.get("split"), "labels": metrics.get("labels") or {}}
+            "bootstrap": metrics.get("bootstrap"), "split": metrics.get("split"), "labels": metrics.get("labels") or {},
+            "adjacent": adjacent, "adjacent_method": (metrics.get("adjacent") or {}).get("method"),
+            "alpha": (metrics.get("adjacent") or {}).get("alpha")}
+
+
+def _vs_next(t: dict | None) -> dict:
+    """The adjacent test of an RM against the one ranked next: difference, p (Holm), and its verdict."""
+    if not t:
+        return _cell(None, fmt.DASH)
+    said = "significant" if t["significant"] else "not significant"
+    return _cell(t["p_holm"], f"{fmt.signed(t['difference'], 1, percent=True)} vs {t['next']}, "
+                              f"p {fmt.p_value(t['p_holm'])} ({said})", significant=bool(t["significant"]))
 
 
 def headline(board: dict, rms: dict) -> dict:
-    """Per benchmark strategy: the best RM(s) by micro accuracy with CI, an in-distribution RM (trained on pairs
+    """Per benchmark strategy: the top RM(s) by micro accuracy with CI ("best" only where its paired test against
+    the runner-up holds: `holds`, else `runner_up` says why), an in-distribution RM (trained on pairs
     built like the benchmark's) labelled so; the oracle's best as the upper bound; chance (a coin flip picks
     the chosen answer half the time) and the random RM as measured."""
     best, oracle = [], []
@@ -95,16 +111,29 @@ def headline(board: dict, rms: dict) -> dict:
             continue
         top = max(r["cells"][2]["v"] for r in scored)
         winners = [r for r in scored if r["cells"][2]["v"] == top]
+        test = (board.get("adjacent") or {}).get((winners[0]["rm"], s))
         item = {"strategy": strategy_label(s, winners[0]["evaluation_only"]), "rms": [r["rm"] for r in winners],
                 "labelled": [r["rm"] + (" (in-distribution)" if in_dist.get(r["rm"]) else "") for r in winners],
                 "accuracy": winners[0]["cells"][2]["text"], "ci": winners[0]["cells"][2]["ci"],
-                "others": len(scored) - len(winners)}
+                "others": len(scored) - len(winners), "holds": len(winners) == 1 and bool(test and test["significant"]),
+                "runner_up": _runner_up(test, winners)}
         (oracle if winners[0]["evaluation_only"] else best).append(item)
     randoms = [r for r in board["rows"] if (rms.get(r["rm"]) or {}).get("kind") == "random"]
     return {"best": best, "oracle": oracle, "chance": fmt.pct(0.5),
             "random": [{"rm": r["rm"], "strategy": r["cells"][1]["text"], "accuracy": r["cells"][2]["text"],
                         "ci": r["cells"][2]["ci"]} for r in randoms],
-            "rms": len({r["rm"] for r in board["rows"]}), "tie_policy": board["tie_policy"], "ci": board["ci"]}
+            "rms": len({r["rm"] for r in board["rows"]}), "tie_policy": board["tie_policy"], "ci": board["ci"],
+            "alpha": board.get("alpha") if board.get("alpha") is not None else fmt.DASH}
+
+
+def _runner_up(test: dict | None, winners: list[dict]) -> str:
+    """Why the top RM is not called best: a tie, or its paired test against the runner-up not holding."""
+    if len(winners) > 1:
+        return "tied"
+    if not test:
+        return "no runner-up to test against"
+    return (f"{'above' if test['significant'] else 'not significantly above'} {test['next']}: "
+            f"p (Holm) {fmt.p_value(test['p_holm'])}, paired on {test['pairs']} pairs")
 
 
 def heat_colour(acc) -> tuple[str, str]:
@@ -135,7 +164,7 @@ def heatmaps(rows: list[dict], first: str | None) -> list[dict]:
                 acc = r["accuracy"] if r else None
                 bg, fg = heat_colour(acc)
                 line.append({"text": fmt.pct(acc, 0) if acc is not None else fmt.DASH, "v": fmt.sort_key(acc),
-                             "ci": fmt.ci_pct(r["ci_low"], r["ci_high"], 0) if r else "",
+                             "ci": fmt.ci_pct(r["ci_low"], r["ci_high"], 0, r["n"], acc) if r else "",
                              "bg": bg, "fg": fg,
                              "title": f"{rm} · {d}: {fmt.pct(acc)} {fmt.ci_pct(r['ci_low'], r['ci_high'])} "
                                       f"(n = {r['n']})" if r else f"{rm} · {d}: not scored"})

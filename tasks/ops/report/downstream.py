@@ -82,8 +82,8 @@ def bon(curve: list[dict] | None, metrics: dict | None) -> dict | None:
                                     f"{fmt.ci(at[(rm, k)]['ci_low'], at[(rm, k)]['ci_high'])}"}
                           for k in ks if (rm, k) in at]} for rm in rms]
     table = [{"rm": rm, "reference": rm in REFERENCE_LINES,
-              "cells": [{"score": fmt.num(at[(rm, k)]["judge_score"]), "ci": fmt.ci(at[(rm, k)]["ci_low"],
-                                                                                     at[(rm, k)]["ci_high"]),
+              "cells": [{"score": fmt.num(at[(rm, k)]["judge_score"]),
+                         "ci": fmt.ci(at[(rm, k)]["ci_low"], at[(rm, k)]["ci_high"], n=at[(rm, k)]["n_questions"]),
                          "gain": fmt.signed(at[(rm, k)]["gain_over_k1"]), "n": at[(rm, k)]["n_questions"]}
                         if (rm, k) in at else None for k in ks]} for rm in rms]
     m = metrics or {}
@@ -105,20 +105,35 @@ def rl(rows: list[dict] | None, metrics: dict | None) -> dict | None:
                          "reference": bool(r.get("baseline"))} for r in sorted(rows, key=key)], "judge score")
     m = metrics or {}
     return {"rows": [{"rm": r.get("rm"), "algorithm": r.get("algorithm"), "baseline": bool(r.get("baseline")),
-                      "score": fmt.num(r.get("mean_score")), "ci": fmt.ci(r.get("ci_low"), r.get("ci_high")),
-                      "questions": fmt.num(r.get("questions")), "scored": fmt.num(r.get("scored")),
+                      "score": fmt.num(r.get("mean_score")),
+                      "ci": fmt.ci(r.get("ci_low"), r.get("ci_high"), n=r.get("questions")),
+                      "questions": fmt.num((r.get("questions") or 0) * (r.get("seeds") or 1)),
+                      "scored": fmt.num(r.get("scored")), "seeds": _seeds(r),
                       "invalid": fmt.num(r.get("invalid_answers")),
                       "unparseable": fmt.num(r.get("unparseable_verdicts")),
                       "gain": fmt.DASH if r.get("baseline") else fmt.signed(r.get("gain_over_baseline")),
-                      "gain_ci": "" if r.get("baseline") else fmt.ci(r.get("gain_ci_low"), r.get("gain_ci_high")),
+                      "gain_ci": "" if r.get("baseline") else fmt.ci(r.get("gain_ci_low"), r.get("gain_ci_high"),
+                                                                      n=r.get("questions")),
                       "reward_failures": fmt.num(r.get("reward_failures"))}
                      for r in sorted(rows, key=key)],
             "chart": bars, "status": m.get("status"), "decoding": m.get("decoding"), "judge": m.get("judge"),
-            "invalid_score": m.get("invalid_score")}
+            "invalid_score": m.get("invalid_score"), "seed_spread": m.get("seed_spread")}
+
+
+def _seeds(r: dict) -> str:
+    """How many training seeds an RM's policy score averages, and their spread ("one seed": none measured)."""
+    if r.get("baseline"):
+        return fmt.DASH
+    n = r.get("seeds") or 1
+    return "one seed" if n == 1 else f"{n} (sd {fmt.num(r.get('seed_sd'))}, range {fmt.num(r.get('seed_range'))})"
 
 
 def _rm_label(rm: str, point: dict) -> str:
-    return rm + (" (in-distribution)" if point.get("in_distribution") else "")
+    """The RM's name with what makes it not independent of the downstream judge, or in-distribution."""
+    marks = (["in-distribution"] if point.get("in_distribution") else []) + [
+        f"shares {what} with {point[key]}" for what, key in (("LLM", "shares_llm_with"), ("encoder", "shares_encoder_with"))
+        if point.get(key)]
+    return rm + (f" ({'; '.join(marks)})" if marks else "")
 
 
 def primary_line(pr: dict | None) -> str | None:
@@ -145,17 +160,21 @@ def correlation(rows: list[dict] | None, points: list[dict] | None, metrics: dic
     """The benchmark × predictor × downstream × metric table: value with its CI over RMs and questions (and over
     questions alone), what a random and a reversed ranking get, raw and Holm p; the paired comparisons of
     benchmarks; one scatter per pairing, in-distribution RMs labelled."""
+    from tasks.downstream.correlation.metrics import verdict
+    from tasks.ops.report.benchmarks import level_of
+
     if rows is None:
         return None
     m = metrics or {}
+    level = level_of(m)
     cells = list(dict.fromkeys((r["benchmark"], r.get("predictor") or "accuracy", r["downstream"])
                                for r in rows))   # the stage's order: correlation.benchmarks first to last
     table = [{"benchmark": b, "predictor": pr, "downstream": d, "metric": r["metric"], "value": fmt.num(r["value"]),
-              "ci": fmt.ci(r["ci_low"], r["ci_high"]),
-              "ci_questions": fmt.ci(r.get("ci_low_questions"), r.get("ci_high_questions")),
+              "ci": fmt.ci(r["ci_low"], r["ci_high"], n=r["n_rms"]),
+              "ci_questions": fmt.ci(r.get("ci_low_questions"), r.get("ci_high_questions"), n=r["n_rms"]),
               "random": fmt.num(r.get("null_random")), "reversed": fmt.num(r.get("null_reversed")),
               "p": fmt.p_value(r["p_value"]), "p_holm": fmt.p_value(r.get("p_holm")), "n_rms": r["n_rms"],
-              "status": r["status"]}
+              "status": verdict(r["status"], r.get("p_holm"), r["p_value"], level)}
              for b, pr, d in cells for r in rows
              if (r["benchmark"], r.get("predictor") or "accuracy", r["downstream"]) == (b, pr, d)]
     scatters = []
@@ -171,7 +190,8 @@ def correlation(rows: list[dict] | None, points: list[dict] | None, metrics: dic
                                 for p in mine], f"{b} benchmark accuracy", f"{d} downstream score")
         scatters.append({"benchmark": b, "downstream": d, "chart": chart, "points": len(mine),
                          "in_distribution": sorted(p["rm"] for p in mine if p.get("in_distribution"))})
-    compared = [{"pair": pair, "downstream": d, "metric": metric, "status": cell["status"], "n_rms": cell["n_rms"],
+    compared = [{"pair": pair, "downstream": d, "metric": metric, "n_rms": cell["n_rms"],
+                 "status": verdict(cell["status"], v.get("p_holm"), v.get("p_value"), level),
                  "difference": fmt.signed(v.get("difference")), "ci": fmt.ci(v.get("ci_low"), v.get("ci_high")),
                  "p": fmt.p_value(v.get("p_value")), "p_holm": fmt.p_value(v.get("p_holm"))}
                 for pair, per in sorted((m.get("comparisons") or {}).items()) for d, cell in sorted(per.items())
@@ -179,7 +199,12 @@ def correlation(rows: list[dict] | None, points: list[dict] | None, metrics: dic
     return {"table": table, "scatters": scatters, "strategy": m.get("strategy"), "status": m.get("status"),
             "excluded": m.get("excluded_rms") or [], "conventions": sorted((m.get("conventions") or {}).items()),
             "min_rms": m.get("min_rms"), "ci_method": m.get("ci_method"), "comparisons": compared,
-            "in_distribution": m.get("in_distribution") or [], "primary": primary_line(m.get("primary")),
+            "in_distribution": m.get("in_distribution") or [], "alpha": level,
+            "significant": sum(t["status"] == "significant" for t in table), "tested": sum(t["p"] != fmt.DASH for t in table),
+            "shared": sorted({f"{rm} shares {what} with {', '.join(roles)}" for what, key in
+                              (("LLM", "shares_llm_with"), ("encoder", "shares_encoder_with"))
+                              for rm, roles in (m.get(key) or {}).items()}),
+            "primary": primary_line(m.get("primary")),
             "positive_control": bool((m.get("primary") or {}).get("positive_control"))}
 
 

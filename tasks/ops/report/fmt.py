@@ -9,8 +9,22 @@ def pct(x, digits: int = 1) -> str:
     return DASH if x is None else f"{100 * x:.{digits}f}%"
 
 
-def ci_pct(lo, hi, digits: int = 1) -> str:
-    return "" if lo is None or hi is None else f"[{100 * lo:.{digits}f}, {100 * hi:.{digits}f}]"
+ZERO_WIDTH = "zero width: every resample gave the same value"
+
+
+def zero_width_reason(n=None, value=None) -> str:
+    """Why an interval has no width: for an accuracy, its n and that every pair went one way."""
+    if n is not None and value in (0, 1):
+        return f"n = {n}, all {'correct' if value == 1 else 'wrong'}"
+    return f"n = {n}; {ZERO_WIDTH}" if n is not None else ZERO_WIDTH
+
+
+def ci_pct(lo, hi, digits: int = 1, n=None, value=None) -> str:
+    """A percentage CI; one of zero width says why (a [100, 100] is not certainty)."""
+    if lo is None or hi is None:
+        return ""
+    text = f"[{100 * lo:.{digits}f}, {100 * hi:.{digits}f}]"
+    return f"{text} ({zero_width_reason(n, value)})" if lo == hi else text
 
 
 def num(x, digits: int = 3) -> str:
@@ -25,8 +39,11 @@ def num(x, digits: int = 3) -> str:
     return str(x)
 
 
-def ci(lo, hi, digits: int = 3) -> str:
-    return "" if lo is None or hi is None else f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+def ci(lo, hi, digits: int = 3, n=None) -> str:
+    if lo is None or hi is None:
+        return ""
+    text = f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+    return f"{text} ({zero_width_reason(n)})" if lo == hi else text
 
 
 def p_value(p) -> str:
