@@ -131,12 +131,14 @@ def cmd_score(args) -> int:
         from tasks.stages.benchmarks.cli import score_benchmark
 
         get(benchmark, "--benchmark")   # an unknown name: "did you mean"
+        if args.fidelity:
+            params = {**params, "common": {**params["common"], "fidelity": args.fidelity}}
         print(score_benchmark(params, entry=entry, name=name, benchmark=benchmark, data=args.data, out=out,
                               subset=args.subset, limit=args.limit))
         print(f"prbench: per-item scores and metrics under {out}/")
         return 0
     table = quick_score(params, entry=entry, name=name, data=args.data, strategies=args.strategy.split(","), out=out,
-                        limit=args.limit)
+                        limit=args.limit, fidelity=args.fidelity)
     print(table)
     print(f"prbench: per-item scores and leaderboard under {out}/")
     return 0
@@ -200,27 +202,16 @@ def cmd_params(args) -> int:
     bad = 0
     for path in args.files or ["params.yaml"]:
         try:
-            load_params(path)
-            print(f"{path}: valid")
+            fidelity = load_params(path)["common"]["fidelity"]
+            print(f"{path}: valid (common.fidelity: {fidelity})")
         except ConfigError as exc:
             print(str(exc), file=sys.stderr)
             bad += 1
     return 1 if bad else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="prbench", description="Personalized reward-model benchmark.")
-    sub = ap.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the whole DAG (dvc repro, with a local Prefect server)")
-    run.add_argument("targets", nargs="*", help="dvc stages to reproduce (default: all)")
-    run.add_argument("--no-dvc", action="store_true", help="run the Prefect pipeline in-process instead")
-    run.add_argument("--params", default=None, help="params file for --no-dvc (default params.yaml)")
-    run.add_argument("--until", default=None, metavar="STAGE", help="with --no-dvc: stop after this stage")
-    run.set_defaults(func=cmd_run)
-    val = sub.add_parser("validate", help="check a LaMP-QA file or folder; exit 1 on any problem")
-    val.add_argument("path")
-    val.add_argument("--layout", default="auto", choices=["auto", "lamp_qa", "rewardbench"])
-    val.set_defaults(func=cmd_validate)
+def add_score(sub) -> None:
+    """`prbench score`'s flags."""
     from tasks.models.rms.registry import KINDS
     from tasks.stages.benchmarks import BENCHMARKS
 
@@ -243,7 +234,26 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--subset", help="--benchmark: only this subset")
     sc.add_argument("--out", help="output folder (default results/score-<name>)")
     sc.add_argument("--params", default=None, help="params file (default params.yaml)")
+    sc.add_argument("--fidelity", choices=["corrected", "release"],
+                    help="what the RM is shown and how (default: the params file's common.fidelity): corrected "
+                         "(prbench) | release (the authors' release, bugs included: docs/paper-setting.md)")
     sc.set_defaults(func=cmd_score)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="prbench", description="Personalized reward-model benchmark.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run the whole DAG (dvc repro, with a local Prefect server)")
+    run.add_argument("targets", nargs="*", help="dvc stages to reproduce (default: all)")
+    run.add_argument("--no-dvc", action="store_true", help="run the Prefect pipeline in-process instead")
+    run.add_argument("--params", default=None, help="params file for --no-dvc (default params.yaml)")
+    run.add_argument("--until", default=None, metavar="STAGE", help="with --no-dvc: stop after this stage")
+    run.set_defaults(func=cmd_run)
+    val = sub.add_parser("validate", help="check a LaMP-QA file or folder; exit 1 on any problem")
+    val.add_argument("path")
+    val.add_argument("--layout", default="auto", choices=["auto", "lamp_qa", "rewardbench"])
+    val.set_defaults(func=cmd_validate)
+    add_score(sub)
     srv = sub.add_parser("serve", help="a Prefect server + deployments: scheduled dvc repro, new RMs scored on release")
     srv.add_argument("--cron", default=None, help="reproduce's schedule (default params releases.reproduce_cron)")
     srv.add_argument("--watch-cron", default=None, help="the release watcher's schedule (default releases.watch_cron)")

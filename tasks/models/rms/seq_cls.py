@@ -11,7 +11,7 @@ from typing import Literal
 from tasks.core import layout
 from tasks.core.errors import ConfigError
 from tasks.models.rms.base import AnswerScore, RewardModel
-from tasks.models.rms.encode import Encoded, encode_many
+from tasks.models.rms.encode import Encoded, encode_with
 from tasks.models.rms.registry import register
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -115,7 +115,7 @@ class _HFRewardModel(RewardModel):
         return self._identity
 
     def score_answers(self, items):
-        return score_in_windows(items, lambda xs: encode_many(self.tok, xs, self.max_length, self.template),
+        return score_in_windows(items, lambda xs: encode_with(self.fidelity, self.tok, xs, self.max_length, self.template),
                                 self._forward, self.batch_size)
 
 

@@ -54,6 +54,10 @@ def run_context(params: dict, inputs: dict, code_version: str) -> dict:
     rms = params["scoring"]["rms"]
     lb_rows, lb_metrics = src.rows("leaderboard"), src.json("leaderboard_metrics")
     lboard = board.leaderboard(lb_rows or [], src.columns("leaderboard"), lb_metrics) if lb_metrics else None
+    if lboard:
+        from tasks.core.fidelity import of
+
+        lboard["fidelity"] = of(params)   # what the RMs were shown and how: prbench's or the release's
     return {
         "title": (params.get("report") or {}).get("title") or "prbench report",
         "mode": "run",
