@@ -162,6 +162,8 @@ def test_tokenisation_is_template_text_then_tokenizer():
     assert enc.ids == [0, 0, 3, 5, 4, 6, 7, 8] and not enc.truncated
     (cut,) = encode_with("release", tok, [("Q?", "", "A long answer.")], 5, tok.chat_template)
     assert cut.ids == [0, 0, 3, 5, 4] and cut.truncated           # right truncation: the whole answer is gone
+    (one_short,) = encode_with("release", tok, [("Q?", "", "A long answer.")], 7, tok.chat_template)
+    assert one_short.ids == [0, 0, 3, 5, 4, 6, 7] and one_short.truncated   # the second <bos> cost the last word
     (ours,) = encode_with("corrected", tok, [("Q?", "", "A long answer.")], 8192, tok.chat_template)
     assert ours.ids == [0, 3, 5, 4, 6, 7, 8]                      # prbench: one <bos>
 
