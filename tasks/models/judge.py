@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 
 from tasks.core.errors import ConfigError
+from tasks.core.fidelity import pick
 from tasks.core.registry import Registry
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -39,7 +40,7 @@ class Verdict:
 
     @property
     def valid(self) -> bool:
-        return self.per_aspect is not None
+        return self.per_aspect is not None or self.value is not None
 
     @property
     def score(self) -> float | None:
@@ -141,12 +142,10 @@ class LLMJudge:
     def identity(self) -> str:
         from tasks.core.artifacts import file_hash
 
-        release = f":release:{hashlib.sha256((self.system or '').encode()).hexdigest()[:8]}" \
-            if self.fidelity == "release" else ""   # prbench's identities stay as they were
-        return f"llm:{self.llm.backend.identity()}:{self.mode}:{file_hash(self.prompt)[:12]}{release}"
+        tail = pick(IDENTITY_TAIL, self.fidelity)(self)   # prbench's identities stay as they were
+        return f"llm:{self.llm.backend.identity()}:{self.mode}:{file_hash(self.prompt)[:12]}{tail}"
 
     def judge(self, items: list[tuple[dict, str]]) -> list[Verdict]:
-        from tasks.core.fidelity import pick
         from tasks.core.prompts import render
         from tasks.models.llm import GenParams
         from tasks.models.structured import generate_parsed
@@ -192,6 +191,8 @@ def _all_release(judge: LLMJudge, items, params) -> list[Verdict]:
 
 
 ALL_MODE = {"corrected": _all_corrected, "release": _all_release}   # common.fidelity
+IDENTITY_TAIL = {"corrected": lambda judge: "",
+                 "release": lambda judge: f":release:{hashlib.sha256((judge.system or '').encode()).hexdigest()[:8]}"}
 
 
 def parse_release(reply: str | None) -> Verdict:

@@ -10,6 +10,7 @@ import hashlib
 from collections import Counter, defaultdict
 
 from tasks.core.errors import ConfigError
+from tasks.core.fidelity import pick
 from tasks.models.llm import GenParams
 from tasks.stages.profiles import profile_block
 from tasks.core.prompts import render_with
@@ -44,12 +45,9 @@ def policy_prompts(questions: list[dict], ranked: list[dict], p: dict, fidelity:
     fidelity release the release's (BoN/sample.py:65-98, 129-134): whole posts, {question} then {profile}."""
     # render() refuses any $field it is not given, so a prompt file cannot pull in the rubric
     items = top_items(ranked, p["profile_k"])
-    fields = {"corrected": lambda q, profile: {"question": q["question"], "max_words": p["max_words"], "profile": profile},
-              "release": lambda q, profile: {"question": q["question"], "profile": profile}}
-    from tasks.core.fidelity import pick
-
-    return [render_with(fidelity, p["prompt"], p.get("system_prompt"), **pick(fields, fidelity)(
-        q, profile_block(fidelity, items[q["id"]], p["max_words_per_post"]))) for q in questions]
+    extra = pick({"corrected": {"max_words": p["max_words"]}, "release": {}}, fidelity)   # the release asks no length
+    return [render_with(fidelity, p["prompt"], p.get("system_prompt"), question=q["question"], **extra,
+                        profile=profile_block(fidelity, items[q["id"]], p["max_words_per_post"])) for q in questions]
 
 
 # the reply as kept: stripped (prbench) | as generated (the release stores output.outputs[0].text, BoN/sample.py:152)
@@ -58,8 +56,6 @@ REPLY_TEXT = {"corrected": str.strip, "release": str}
 
 def sample(questions: list[dict], prompts: list[list[dict]], llm, p: dict, seed: int,
            fidelity: str = "corrected") -> list[dict]:
-    from tasks.core.fidelity import pick
-
     n = int(p["n"])
     params = GenParams(temperature=float(p["temperature"]), top_p=float(p["top_p"]),
                        max_tokens=int(p["max_tokens"]), seed=seed)
