@@ -154,17 +154,17 @@ def _llama_like():
 def test_tokenisation_is_template_text_then_tokenizer():
     """evaluation/pointwise.py:66-77 (= BoN/score.py:83-91): apply_chat_template(tokenize=False), then
     tokenizer(text, truncation=True, max_length=8192): <bos> twice; over max_length the end goes."""
-    from tasks.models.rms.encode import encode_with
+    from tasks.models.rms.encode import encode_many, encode_release
 
     tok = _llama_like()
-    (enc,) = encode_with("release", tok, [("Q?", "", "A long answer.")], 8192, tok.chat_template)
+    (enc,) = encode_release(tok, [("Q?", "", "A long answer.")], 8192, tok.chat_template)
     # "<bos><user> Q? <assistant> A long answer. " -> <bos> (post-processor) + <bos> <user> Q? <assistant> A long answer.
     assert enc.ids == [0, 0, 3, 5, 4, 6, 7, 8] and not enc.truncated
-    (cut,) = encode_with("release", tok, [("Q?", "", "A long answer.")], 5, tok.chat_template)
+    (cut,) = encode_release(tok, [("Q?", "", "A long answer.")], 5, tok.chat_template)
     assert cut.ids == [0, 0, 3, 5, 4] and cut.truncated           # right truncation: the whole answer is gone
-    (one_short,) = encode_with("release", tok, [("Q?", "", "A long answer.")], 7, tok.chat_template)
+    (one_short,) = encode_release(tok, [("Q?", "", "A long answer.")], 7, tok.chat_template)
     assert one_short.ids == [0, 0, 3, 5, 4, 6, 7] and one_short.truncated   # the second <bos> cost the last word
-    (ours,) = encode_with("corrected", tok, [("Q?", "", "A long answer.")], 8192, tok.chat_template)
+    (ours,) = encode_many(tok, [("Q?", "", "A long answer.")], 8192, tok.chat_template)
     assert ours.ids == [0, 3, 5, 4, 6, 7, 8]                      # prbench: one <bos>
 
 
@@ -255,3 +255,22 @@ def test_score_cli_names_the_fidelity(tmp_path, capsys):
                  "--fidelity", "release", "--out", str(out), "--params", str(ROOT / "params.yaml")]) == 0
     assert "fidelity release" in capsys.readouterr().out.splitlines()[0]
     assert json.loads((out / "metrics.json").read_text())["fidelity"] == "release"
+
+
+def test_a_seq_cls_rm_under_release_scores_the_release_input(tmp_path):
+    """The fidelity reaches the RM through make_rm: under release its scored input is encode_release's
+    (the tokenizer's own special tokens added to the template text), under corrected prbench's."""
+    from tasks.models.rms.encode import encode_many, encode_release
+    from tasks.models.rms.registry import make_rm
+    from tests.test_seq_cls import _head
+
+    entry = {"kind": "seq-cls", "model": _head(tmp_path, 1), "max_length": 96,
+             "chat_template": "{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }} {% endfor %}"}
+    item = ("Q?", "Post 1 (Category: Art):\nI paint.", "A.")
+    release = make_rm("r", entry, SimpleNamespace(params={"common": {"fidelity": "release"}}))
+    ours = make_rm("c", entry, None)
+    (want,) = encode_release(release.tok, [item], 96, release.template)
+    assert want.ids[0] == release.tok.cls_token_id and want.user == "Q?Post 1 (Category: Art):\nI paint."
+    assert release.score_answers([item])[0].input_hash == want.hash()
+    assert ours.score_answers([item])[0].input_hash == encode_many(ours.tok, [item], 96, ours.template)[0].hash()
+    assert want.hash() != encode_many(ours.tok, [item], 96, ours.template)[0].hash()

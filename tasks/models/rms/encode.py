@@ -110,13 +110,6 @@ def encode_release(tok, items: list[tuple[str, str, str]], max_length: int, temp
             for ids, t, f, u, it in zip(enc["input_ids"], types, full, users, items)]
 
 
-def encode_with(fidelity: str, tok, items, max_length: int, template: str | None = None) -> list[Encoded]:
-    """What a classifier RM sees under common.fidelity (ENCODERS)."""
-    from tasks.core.fidelity import pick
-
-    return pick(ENCODERS, fidelity)(tok, items, max_length, template)
-
-
 def encode_many(tok, items: list[tuple[str, str, str]], max_length: int, template: str | None = None) -> list[Encoded]:
     """encode_answer for many (question, context, answer); one batched tokenizer call for those
     that fit. Items sharing (question, context) share the shortest context any of them needs."""
@@ -141,5 +134,3 @@ def encode_many(tok, items: list[tuple[str, str, str]], max_length: int, templat
                 out[i] = Encoded(enc.ids, enc.token_types, True, enc.user, enc.answer)
     return out
 
-
-ENCODERS = {"corrected": encode_many, "release": encode_release}   # common.fidelity
