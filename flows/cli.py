@@ -123,7 +123,8 @@ def cmd_params(args) -> int:
     for path in args.files or ["params.yaml"]:
         try:
             params = load_params(path, paths=True)
-            print(f"{path}: valid", *(f"\n{path}: notice: {n}" for n in notices(params)), sep="")
+            print(f"{path}: valid (common.fidelity: {params['common']['fidelity']})",
+                  *(f"\n{path}: notice: {n}" for n in notices(params)), sep="")
         except ConfigError as exc:
             print(str(exc), file=sys.stderr)
             bad += 1

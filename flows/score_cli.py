@@ -32,6 +32,9 @@ def add_parser(sub) -> None:
                                         " (--data: its local copy or hub id; default its published hub id); detected "
                                         "from --data's layout")
     sc.add_argument("--subset", help="--benchmark: only this subset")
+    sc.add_argument("--fidelity", choices=["corrected", "release"],
+                    help="what the RM is shown and how (default: the params' common.fidelity): corrected "
+                         "(prbench) | release (the authors' release, bugs included: docs/paper-setting.md)")
     sc.add_argument("--data-revision", metavar="REV", help="--benchmark from the hub: the dataset's branch, tag or sha")
     sc.add_argument("--out", help="output folder (default results/<benchmark>/<name>)")
     sc.add_argument("--params", default=None, help="params file (default: the project's params.yaml, found from "
@@ -124,11 +127,13 @@ def cmd_score(args) -> int:
     if benchmark:
         from tasks.stages.benchmarks.cli import score_benchmark
 
+        if args.fidelity:
+            params = {**params, "common": {**params["common"], "fidelity": args.fidelity}}
         print(score_benchmark(params, entry=entry, name=name, benchmark=benchmark, data=args.data, out=out,
                               subset=args.subset, limit=args.limit, strategies=strategies, source=source,
                               revision=args.data_revision))
     else:
         print(quick_score(params, entry=entry, name=name, data=args.data, out=out, limit=args.limit, source=source,
-                          strategies=strategies or list(DEFAULT_STRATEGIES)))
+                          strategies=strategies or list(DEFAULT_STRATEGIES), fidelity=args.fidelity))
     print(f"prbench: per-item scores and {results.FILE} under {out}/ (params: {source})")
     return 0

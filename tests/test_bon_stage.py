@@ -12,7 +12,7 @@ from tasks.core.artifacts import file_hash
 from tests.conftest import ROOT
 from tests.stage_project import make_project, save_params
 
-BON = {"policy_llm": "test-llm", "prompt": str(ROOT / "prompts" / "bon_policy.txt"), "n": 4, "temperature": 1.0,
+BON = {"policy_llm": "test-llm", "prompt": str(ROOT / "prompts" / "bon_policy.txt"), "system_prompt": None, "n": 4, "temperature": 1.0,
        "top_p": 0.9, "max_tokens": 48, "max_words": 60, "profile_k": 5, "max_words_per_post": 60,
        "splits": ["test"], "domains": None, "questions_limit": 2, "strategy": "raw_profile", "max_k": 8,
        "bootstrap": 200, "ci": 0.95,

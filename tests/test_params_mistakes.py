@@ -112,7 +112,7 @@ def test_max_k_above_n_runs_with_a_notice(tmp_path, capsys, monkeypatch):
     text = _edit("  max_k: 4 ", "  max_k: 16")
     rc, out, err = _params(tmp_path, capsys, monkeypatch, text)
     assert rc == 0 and err == ""
-    assert out.splitlines() == ["params.yaml: valid", "params.yaml: notice: bon.max_k: 16 is more than bon.n (4): "
+    assert out.splitlines() == ["params.yaml: valid (common.fidelity: corrected)", "params.yaml: notice: bon.max_k: 16 is more than bon.n (4): "
                                 "best-of-k needs k samples, so k = 8, 16 are skipped (listed in metrics/bon.json)"]
 
 

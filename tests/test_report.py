@@ -133,6 +133,7 @@ def test_report_page_in_a_browser(project):
                 assert int(c[key]["v"]) == e[key], (r["rm"], r["strategy"], key)
             assert _number(c["position_bias"]["v"]) == e["position_bias"]
         assert any(r["cells"]["position_bias"]["v"] for r in rows), "the pairwise judge's position bias is shown"
+        assert page.locator("#fidelity").inner_text() == "corrected", "the leaderboard names the fidelity"
 
         before = [(r["rm"], r["strategy"]) for r in rows]
         page.click("#leaderboard-table th[data-key=micro]")
@@ -199,6 +200,7 @@ def test_added_leaderboard_columns_and_rl_results_show_up(project, tmp_path):
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project)
         params = yaml.safe_load(Path("params.yaml").read_text())
+        params["common"]["fidelity"] = "release"   # the board says which behaviour scored it
         inputs = {**sources.run_inputs(params), "leaderboard": str(tmp_path / "data/leaderboard.parquet"),
                   "rl_eval": str(tmp_path / "data/rl_eval.parquet")}
         build.run(params, inputs, "0" * 64, {"page": str(tmp_path / "page.html")})
@@ -206,6 +208,7 @@ def test_added_leaderboard_columns_and_rl_results_show_up(project, tmp_path):
         _open(page, tmp_path / "page.html")
         header = page.locator("#leaderboard-table th[data-key=new_flag]")
         assert header.count() == 1 and header.inner_text().strip() == "new flag"
+        assert page.locator("#fidelity").inner_text() == "release"
         shown = {(r["rm"], r["strategy"]): r["cells"]["new_flag"]["text"] for r in _rows(page)}
         assert {v for (rm, _), v in shown.items() if rm == "similarity"} == {"yes"}
         assert {v for (rm, _), v in shown.items() if rm != "similarity"} == {"no"}

@@ -79,12 +79,12 @@ RM_DEPS = (layout.TRAIN_RM["model"], "prompts")                # the trained RM,
 ITEM_PATH = "${item.path}"
 # The `bon` / `rl` keys each downstream stage reads: its cache key, and its dvc.yaml `params`, hold these
 # only, so changing the bootstrap never resamples, the eval budget never retrains, adding an RM never re-judges.
-BON_SAMPLE_PARAMS = ("policy_llm", "prompt", "n", "temperature", "top_p", "max_tokens", "max_words",
+BON_SAMPLE_PARAMS = ("policy_llm", "prompt", "system_prompt", "n", "temperature", "top_p", "max_tokens", "max_words",
                      "profile_k", "max_words_per_post", "splits", "domains", "questions_limit")
 BON_JUDGE_PARAMS = ("judge",)
 BON_SCORE_PARAMS = ("strategy",)
 BON_REPORT_PARAMS = ("max_k", "bootstrap", "ci")
-RL_PROMPT_KEYS = ("policy", "prompt", "max_words", "profile_k", "max_words_per_post")
+RL_PROMPT_KEYS = ("policy", "prompt", "system_prompt", "max_words", "profile_k", "max_words_per_post")
 RL_TRAIN_PARAMS = ("rms", "algorithm", "strategy", "max_reward_failures", "seeds", "train", *RL_PROMPT_KEYS)
 RL_EVAL_PARAMS = ("eval", *RL_PROMPT_KEYS)   # a per-key stage's own params entry's `path` (DVC's foreach item)
 
@@ -154,7 +154,7 @@ TABLE = (
     Stage("bon_report", "best-of-k per RM, oracle and random lines, CIs, the scaling curve", layout.BON_REPORT,
           inputs={"samples": layout.BON_SAMPLE["samples"], "judged": layout.BON_JUDGE["judged"]},
           deps=(layout.BON_SCORES_DIR,),
-          params=("common.seed", "scoring.rms", *(f"bon.{k}" for k in BON_REPORT_PARAMS)),
+          params=("common.seed", "common.fidelity", "scoring.rms", *(f"bon.{k}" for k in BON_REPORT_PARAMS)),
           run="tasks.downstream.bon.report:run", ui="flows.ui:bon"),
     Stage("rl_train", "downstream RL: a policy trained with one RM as its only reward; outputs persist so "
                       "that editing rl.rms retrains only the RM it adds", layout.rl_train,

@@ -84,15 +84,16 @@ def _stamp(path: str | None):
     return str(Path(path).resolve()), st.st_size, st.st_mtime_ns
 
 
-def contexts(strategy: str, questions: str, profile_context: str, inferred: str | None) -> dict[str, str]:
+def contexts(strategy: str, questions: str, profile_context: str, inferred: str | None,
+             fidelity: str = "corrected") -> dict[str, str]:
     """tasks.models.strategies.load_contexts, computed once per process while its input files are unchanged."""
     from tasks.models.strategies import load_contexts
 
-    k = ("contexts", strategy, _stamp(questions), _stamp(profile_context), _stamp(inferred))
+    k = ("contexts", strategy, fidelity, _stamp(questions), _stamp(profile_context), _stamp(inferred))
     with _READ:
         if k in _TABLES:
             return _TABLES[k]
-    ctx = load_contexts(strategy, questions, profile_context, inferred)
+    ctx = load_contexts(strategy, questions, profile_context, inferred, fidelity)
     with _READ:
         _TABLES[k] = ctx
         while len(_TABLES) > 16:

@@ -11,6 +11,8 @@
 """
 from __future__ import annotations
 
+import hashlib
+import inspect
 import json
 import re
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from typing import Literal
 import numpy as np
 
 from tasks.core.errors import ConfigError
+from tasks.core.fidelity import pick
 from tasks.core.registry import Registry
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -33,13 +36,16 @@ SHARED = {"prompt": str, "max_tokens": int | None}   # every kind takes them (a 
 class Verdict:
     per_aspect: list[int] | None    # None when the judge's reply could not be parsed
     raw: str = ""
+    value: float | None = None      # a score set outright (the release's mean of whatever numbers it read)
 
     @property
     def valid(self) -> bool:
-        return self.per_aspect is not None
+        return self.per_aspect is not None or self.value is not None
 
     @property
     def score(self) -> float | None:
+        if self.value is not None:
+            return self.value
         return sum(self.per_aspect) / (2 * len(self.per_aspect)) if self.valid and self.per_aspect else None
 
 
@@ -109,16 +115,22 @@ def parse_digit_list(n: int):
 @JUDGES.register
 class LLMJudge:
     kind = "llm"
-    OPTIONS = {"llm": str, "mode": Literal["per_aspect", "all"], "parse_retries": int, **SHARED}
+    OPTIONS = {"llm": str, "mode": Literal["per_aspect", "all"], "parse_retries": int, "system_prompt": str | None,
+               **SHARED}
     REQUIRED = ("llm", "prompt")
 
     @classmethod
-    def from_config(cls, cfg: dict, *, encoder_factory, llm_factory, seed: int):
+    def from_config(cls, cfg: dict, *, encoder_factory, llm_factory, seed: int, fidelity: str = "corrected"):
         max_tokens = DEFAULT_MAX_TOKENS if cfg.get("max_tokens") is None else cfg["max_tokens"]   # null = default
         if not isinstance(max_tokens, int) or max_tokens < 1:
             raise ConfigError(f"judge.max_tokens: need a positive number of tokens, got {max_tokens!r}")
-        return cls(llm_factory(cfg["llm"]), cfg.get("mode", "per_aspect"), cfg["prompt"], max_tokens=max_tokens,
-                   retries=cfg.get("parse_retries", 2), seed=seed)
+        judge = cls(llm_factory(cfg["llm"]), cfg.get("mode", "per_aspect"), cfg["prompt"], max_tokens=max_tokens,
+                    retries=cfg.get("parse_retries", 2), seed=seed)
+        judge.fidelity, judge.system = fidelity, cfg.get("system_prompt")
+        return judge
+
+    fidelity: str = "corrected"     # common.fidelity (from_config)
+    system: str | None = None       # the system message (release fidelity only)
 
     def __init__(self, llm, mode: str, prompt: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, retries: int = 2,
                  temperature_bump: float = 0.3, seed: int = 0):
@@ -130,22 +142,17 @@ class LLMJudge:
     def identity(self) -> str:
         from tasks.core.artifacts import file_hash
 
-        return f"llm:{self.llm.backend.identity()}:{self.mode}:{file_hash(self.prompt)[:12]}"
+        tail = pick(IDENTITY_TAIL, self.fidelity)(self)   # prbench's identities stay as they were
+        return f"llm:{self.llm.backend.identity()}:{self.mode}:{file_hash(self.prompt)[:12]}{tail}"
 
     def judge(self, items: list[tuple[dict, str]]) -> list[Verdict]:
-        from tasks.models.llm import GenParams
         from tasks.core.prompts import render
+        from tasks.models.llm import GenParams
         from tasks.models.structured import generate_parsed
 
         params = GenParams(temperature=0.0, max_tokens=self.max_tokens, seed=self.seed)
         if self.mode == "all":
-            prompts = [render(self.prompt, question=q["question"], answer=a, n=len(q["rubric_aspects"]),
-                              aspect_list="\n".join(f"{i}. {aspect_text(x)}"
-                                                    for i, x in enumerate(q["rubric_aspects"], 1)))
-                       for q, a in items]
-            parsed = generate_parsed(self.llm, prompts, [parse_digit_list(len(q["rubric_aspects"])) for q, _ in items],
-                                     params, retries=self.retries, temperature_bump=self.bump, progress="judge")
-            return [Verdict(p.value, p.raw) for p in parsed]
+            return pick(ALL_MODE, self.fidelity)(self, items, params)
         flat = [(i, render(self.prompt, question=q["question"], answer=a, aspect=x["aspect"], evidence=x["evidence"]))
                 for i, (q, a) in enumerate(items) for x in q["rubric_aspects"]]
         parsed = generate_parsed(self.llm, [m for _, m in flat], parse_digit, params, retries=self.retries,
@@ -155,6 +162,49 @@ class LLMJudge:
             grouped[i].append(p)
         return [Verdict([p.value for p in ps] if all(p.valid for p in ps) else None,
                         "\n".join(p.raw for p in ps)) for i, ps in sorted(grouped.items())]
+
+
+def _all_corrected(judge: LLMJudge, items, params) -> list[Verdict]:
+    """One call per answer, the numbered aspects with their evidence; exactly n digits 0/1/2, else retried,
+    then unparseable (null, counted)."""
+    from tasks.core.prompts import render
+    from tasks.models.structured import generate_parsed
+
+    prompts = [render(judge.prompt, question=q["question"], answer=a, n=len(q["rubric_aspects"]),
+                      aspect_list="\n".join(f"{i}. {aspect_text(x)}" for i, x in enumerate(q["rubric_aspects"], 1)))
+               for q, a in items]
+    parsed = generate_parsed(judge.llm, prompts, [parse_digit_list(len(q["rubric_aspects"])) for q, _ in items],
+                             params, retries=judge.retries, temperature_bump=judge.bump, progress="judge")
+    return [Verdict(p.value, p.raw) for p in parsed]
+
+
+def _all_release(judge: LLMJudge, items, params) -> list[Verdict]:
+    """BoN/evaluate.py:54-95: system "You are a fair and insightful judge." (bon.judge.system_prompt), the file
+    with {question}, {answer}, {aspects} = the comma-joined aspect titles (BoN/sample.py:57-62), one call,
+    no retry, the reply read by parse_release."""
+    from tasks.core.prompts import aspect_titles, render_release
+
+    prompts = [render_release(judge.prompt, judge.system, question=q["question"], answer=a,
+                              aspects=aspect_titles(q["rubric_aspects"])) for q, a in items]
+    outs = judge.llm.generate_many([(m, params, 0) for m in prompts], progress="judge")
+    return [parse_release(getattr(o, "text", None)) for o in outs]
+
+
+ALL_MODE = {"corrected": _all_corrected, "release": _all_release}   # common.fidelity
+IDENTITY_TAIL = {"corrected": lambda judge: "",
+                 "release": lambda judge: f":release:{hashlib.sha256((judge.system or '').encode()).hexdigest()[:8]}"}
+
+
+def parse_release(reply: str | None) -> Verdict:
+    """BoN/evaluate.py:87-95 (= PPO/evaluate.py:98-106): the numbers inside the first [...] (else anywhere in
+    the reply), any count and any value, averaged with numpy; none at all, or no reply, scores 0.0 (bug kept:
+    a judge failure is a bad answer, and the scale is the 0-2 mean, not normalised)."""
+    text = (reply or "").strip()
+    in_list = re.search(r"\[([^\]]+)\]", text)
+    numbers = [float(n) for n in re.findall(r"-?\d+\.?\d*", in_list.group(1) if in_list else text)]
+    mean = float(np.mean(numbers)) if numbers else 0.0
+    ints = [int(n) for n in numbers] if numbers and all(n.is_integer() and abs(n) < 2 ** 31 for n in numbers) else None
+    return Verdict(ints, text, value=mean)
 
 
 def unparseable_by_aspects(verdicts: list[tuple[int, bool]]) -> list[dict]:
@@ -168,10 +218,13 @@ def unparseable_by_aspects(verdicts: list[tuple[int, bool]]) -> list[dict]:
     return [{"aspects": n, "judged": j, "unparseable": u} for n, (j, u) in sorted(per.items())]
 
 
-def make_judge(cfg: dict, *, encoder_factory, llm_factory, seed: int = 0, key: str = "judge"):
+def make_judge(cfg: dict, *, encoder_factory, llm_factory, seed: int = 0, key: str = "judge",
+               fidelity: str = "corrected"):
     from tasks.core.registry import check_entry
 
     problems = check_entry(cfg, JUDGES, key)
     if problems:
         raise ConfigError("\n".join(problems))
-    return JUDGES[cfg["kind"]].from_config(cfg, encoder_factory=encoder_factory, llm_factory=llm_factory, seed=seed)
+    cls = JUDGES[cfg["kind"]]
+    extra = {"fidelity": fidelity} if "fidelity" in inspect.signature(cls.from_config).parameters else {}
+    return cls.from_config(cfg, encoder_factory=encoder_factory, llm_factory=llm_factory, seed=seed, **extra)

@@ -13,6 +13,13 @@ class Resources:
         self.cache_dir = Path(params["common"]["cache_dir"])
         self._llms, self._encoders, self._emb_cache = {}, {}, None
 
+    @property
+    def fidelity(self) -> str:
+        """common.fidelity: corrected | release (tasks/core/fidelity.py)."""
+        from tasks.core.fidelity import of
+
+        return of(self.params)
+
     def llm(self, name: str):
         if name not in self._llms:
             from tasks.models.llm import make_llm

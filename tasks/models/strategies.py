@@ -28,23 +28,30 @@ class Contexts(dict):
 
 
 @STRATEGIES.register("none")
-def _none(questions, profile_text, inferred) -> Contexts:
+def _none(questions, profile_text, inferred, fidelity: str = "corrected") -> Contexts:
     return Contexts({q: "" for q in questions})
 
 
+# what heads the posts: a label (prbench) | nothing, the posts glued on (BoN/score.py:80, PPO/reward_server.py:174)
+PROFILE_HEADER = {"corrected": "My past posts:\n", "release": ""}
+
+
 @STRATEGIES.register("raw_profile")
-def _raw_profile(questions, profile_text, inferred) -> Contexts:
-    return Contexts({q: f"My past posts:\n{profile_text.get(q, '')}" for q in questions})
+def _raw_profile(questions, profile_text, inferred, fidelity: str = "corrected") -> Contexts:
+    from tasks.core.fidelity import pick
+
+    header = pick(PROFILE_HEADER, fidelity)
+    return Contexts({q: f"{header}{profile_text.get(q, '')}" for q in questions})
 
 
 @STRATEGIES.register("planner")
-def _planner(questions, profile_text, inferred) -> Contexts:
+def _planner(questions, profile_text, inferred, fidelity: str = "corrected") -> Contexts:
     return Contexts({q: ("What I expect in an answer: " + "; ".join(inferred[q])) if inferred.get(q) else ""
                      for q in questions}, failed=[q for q in questions if not inferred.get(q)])
 
 
 @STRATEGIES.register("oracle")
-def _oracle(questions, profile_text, inferred) -> Contexts:
+def _oracle(questions, profile_text, inferred, fidelity: str = "corrected") -> Contexts:
     return Contexts({q: "What I expect in an answer: " + "; ".join(a["aspect"] for a in questions[q]["rubric_aspects"])
                      for q in questions})
 
@@ -80,9 +87,9 @@ def check_planner_splits(strategy: str, splits, params: dict, key: str) -> None:
 
 
 def contexts(strategy: str, questions: dict[str, dict], profile_text: dict[str, str],
-             inferred: dict[str, list[str] | None]) -> Contexts:
+             inferred: dict[str, list[str] | None], fidelity: str = "corrected") -> Contexts:
     """question id -> context text for one strategy (see Contexts for the planner's failed rows)."""
-    return STRATEGIES.lookup(strategy, "strategy")(questions, profile_text, inferred)
+    return STRATEGIES.lookup(strategy, "strategy")(questions, profile_text, inferred, fidelity)
 
 
 def pair_inputs(pairs: list[dict], questions: dict[str, dict], context: dict[str, str]) -> list[PairInput]:
@@ -90,7 +97,8 @@ def pair_inputs(pairs: list[dict], questions: dict[str, dict], context: dict[str
                       p["chosen"], p["rejected"]) for p in pairs]
 
 
-def load_contexts(strategy: str, questions_path: str, context_path: str, inferred_path: str | None) -> Contexts:
+def load_contexts(strategy: str, questions_path: str, context_path: str, inferred_path: str | None,
+                  fidelity: str = "corrected") -> Contexts:
     """contexts() from the stage artifacts (questions, profile context, inferred rubrics)."""
     from pathlib import Path
 
@@ -104,4 +112,4 @@ def load_contexts(strategy: str, questions_path: str, context_path: str, inferre
         if not inferred_path or not Path(inferred_path).exists():
             raise ConfigError("strategy 'planner' needs the rubrics stage's output (data/rubrics/inferred.parquet)")
         inferred = {r["question_id"]: r["aspects"] for r in read_table(inferred_path, "inferred_rubrics").to_pylist()}
-    return contexts(strategy, questions, profile_text, inferred)
+    return contexts(strategy, questions, profile_text, inferred, fidelity)

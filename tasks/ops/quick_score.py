@@ -89,9 +89,22 @@ def select_pairs(pairs: list[dict], questions: dict, params: dict, limit: int | 
     return kept[:limit] if limit else kept
 
 
-def profile_texts(src: dict, params: dict, res: Resources, qids: set[str]) -> dict[str, str]:
+def _ranked_texts(path: str, params: dict, qids: set[str], fidelity: str) -> dict[str, str]:
+    """The project's ranked posts laid out as `fidelity` says (--fidelity other than the pipeline's)."""
+    from tasks.stages.rubrics import top_items
+
+    p = params["profiles"]
+    ranked = [r for r in read_table(path, "ranked_profile").to_pylist() if r["question_id"] in qids]
+    items = top_items(ranked, min(p.get("context_k") or p["k"], p["k"]))
+    return {q: profiles.profile_block(fidelity, items.get(q, []), p["max_words_per_post"]) for q in qids}
+
+
+def profile_texts(src: dict, params: dict, res: Resources, qids: set[str], built_as: str | None = None) -> dict[str, str]:
     """question id -> the raw_profile context, for the scored questions only: a released layout ranks just
-    their posts (through the embedding cache), not every question's."""
+    their posts (through the embedding cache), not every question's. `built_as`: the fidelity the project's
+    profile context was built under; another one re-lays the project's ranked posts."""
+    if src["profile_context"] and built_as not in (None, res.fidelity):
+        return _ranked_texts(layout.PROFILES["ranked_profile"], params, qids, res.fidelity)
     if src["profile_context"]:
         return {r["question_id"]: r["profile_text"]
                 for r in read_table(src["profile_context"], "profile_context").to_pylist() if r["question_id"] in qids}
@@ -102,7 +115,7 @@ def profile_texts(src: dict, params: dict, res: Resources, qids: set[str]) -> di
     _, contexts = profiles.rank_profiles(questions, posts, retriever=p["retriever"], k=p["k"],
                                          max_words_per_post=p["max_words_per_post"],
                                          encoder=res.encoder(p["encoder"]) if needs else None,
-                                         context_k=p.get("context_k"))
+                                         context_k=p.get("context_k"), fidelity=res.fidelity)
     return {c["question_id"]: c["profile_text"] for c in contexts}
 
 
@@ -121,12 +134,17 @@ def score_all(rm, pairs: list[dict], questions: dict, contexts: dict, chunk: int
 
 
 def quick_score(params: dict, *, entry: dict, name: str, data: str | None, strategies: list[str], out: Path,
-                limit: int | None = None, source: str = "params.yaml") -> str:
+                limit: int | None = None, source: str = "params.yaml", fidelity: str | None = None) -> str:
     """Score, write out/{scores,leaderboard}.parquet + out/results.json (once, at the end), return the
-    printable table. `source`: where the params came from (recorded)."""
+    printable table. `source`: where the params came from (recorded); `fidelity` (None = the params'
+    common.fidelity): what the RM is shown and how."""
+    from tasks.core.fidelity import of
     from tasks.models import chunks
     from tasks.models.strategies import contexts as build_contexts
 
+    built_as = of(params)
+    if fidelity is not None:
+        params = {**params, "common": {**params["common"], "fidelity": of({"common": {"fidelity": fidelity}})}}
     res = Resources(params)
     rm = make_rm(name, entry, res)
     src = resolve_data(data, params)
@@ -138,10 +156,10 @@ def quick_score(params: dict, *, entry: dict, name: str, data: str | None, strat
     if not pairs:
         raise ConfigError(f"--data: no pairs in splits {params['scoring']['splits']}")
     qids = {p["question_id"] for p in pairs}
-    profile_text = profile_texts(src, params, res, qids) if "raw_profile" in strategies else {}
+    profile_text = profile_texts(src, params, res, qids, built_as) if "raw_profile" in strategies else {}
     inferred = ({r["question_id"]: r["aspects"] for r in read_table(src["inferred_rubrics"], "inferred_rubrics").to_pylist()}
                 if "planner" in strategies else {})
-    contexts = {s: build_contexts(s, questions, profile_text, inferred) for s in check(strategies)}
+    contexts = {s: build_contexts(s, questions, profile_text, inferred, res.fidelity) for s in check(strategies)}
     rows = score_all(rm, pairs, questions, contexts, chunks.chunk_size(params))
     lb = leaderboard.leaderboard_rows(rows, params["leaderboard"], params["common"]["seed"])
     write_table(rows, out / "scores.parquet", "scores")
@@ -149,15 +167,15 @@ def quick_score(params: dict, *, entry: dict, name: str, data: str | None, strat
     lp = params["leaderboard"]
     config = {"strategies": list(contexts), "limit": limit, "per_domain_limit": params["scoring"].get("per_domain_limit"),
               "splits": params["scoring"]["splits"], "tie_policy": lp["tie_policy"], "bootstrap": lp["bootstrap"],
-              "ci": lp["ci"], "seed": params["common"]["seed"]}
+              "ci": lp["ci"], "seed": params["common"]["seed"], "fidelity": res.fidelity}
     doc = results.document(benchmark=OURS, model={"name": name, "entry": entry, "identity": rm.identity()},
                            data=data or layout.PAIRS["selected_pairs"], params=source, config=config, n=len(pairs),
                            results=leaderboard.leaderboard_metrics(lb, rows, lp), run=res.stats())
     write_json(doc, out / results.FILE)
-    return format_table(lb, params["scoring"].get("per_domain_limit"), limit)
+    return format_table(lb, params["scoring"].get("per_domain_limit"), limit, res.fidelity)
 
 
-def format_table(lb: list[dict], per_domain_limit: int | None, limit: int | None) -> str:
+def format_table(lb: list[dict], per_domain_limit: int | None, limit: int | None, fidelity: str = "corrected") -> str:
     """Per RM x strategy: micro accuracy [CI], n, ties, invalid, truncated; then one row per domain."""
     head = ["rm / strategy", "domain", "accuracy [95% CI]", "n", "ties", "invalid", "truncated"]
     lines = [head]
@@ -171,5 +189,6 @@ def format_table(lb: list[dict], per_domain_limit: int | None, limit: int | None
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     scope = ", ".join(x for x in (f"first {per_domain_limit} per domain (scoring.per_domain_limit)"
                                   if per_domain_limit else "", f"first {limit} (--limit)" if limit else "") if x)
-    title = f"accuracy, tie policy {lb[0]['tie_policy'] if lb else '?'}; pairs: {scope or 'all'}"
+    title = (f"accuracy, tie policy {lb[0]['tie_policy'] if lb else '?'}; pairs: {scope or 'all'}; "
+             f"fidelity {fidelity}")
     return "\n".join([title, *("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)])

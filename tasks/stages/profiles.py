@@ -28,8 +28,24 @@ def format_profile(items: list[dict], max_words: int) -> str:
     return "\n".join(lines)
 
 
+def format_profile_release(items: list[dict], max_words: int | None = None) -> str:
+    """The release's block (BoN/sample.py:23-28, PPO/prepare_data.py:33-38, PPO/infer.py:28-32): every post
+    whole, whatever max_words says, "Post i (Category: c):" over its text."""
+    return "\n".join(f"Post {i} (Category: {item['category']}):\n{item['text']}" for i, item in enumerate(items, 1))
+
+
+PROFILE_FORMATS = {"corrected": format_profile, "release": format_profile_release}   # common.fidelity
+
+
+def profile_block(fidelity: str, items: list[dict], max_words: int) -> str:
+    from tasks.core.fidelity import pick
+
+    return pick(PROFILE_FORMATS, fidelity)(items, max_words)
+
+
 def rank_profiles(questions: list[dict], profiles: list[dict], *, retriever: str, k: int,
-                  max_words_per_post: int, encoder=None, context_k: int | None = None) -> tuple[list[dict], list[dict]]:
+                  max_words_per_post: int, encoder=None, context_k: int | None = None,
+                  fidelity: str = "corrected") -> tuple[list[dict], list[dict]]:
     """Return (ranked rows: the top k, context rows: the top context_k formatted for prompts).
     The query is the question only: never the narrative."""
     context_k = k if context_k is None else min(context_k, k)
@@ -46,7 +62,7 @@ def rank_profiles(questions: list[dict], profiles: list[dict], *, retriever: str
         shown = [it for it, _ in top[:context_k]]
         contexts.append({"question_id": q["id"], "retriever": retriever, "k": len(shown),
                          "item_ids": [it["item_id"] for it in shown],
-                         "profile_text": format_profile(shown, max_words_per_post)})
+                         "profile_text": profile_block(fidelity, shown, max_words_per_post)})
     return ranked, contexts
 
 
@@ -80,7 +96,7 @@ def run(p: dict, common: dict, inputs: dict, out: dict) -> dict:
         encoder = Encoder(p["encoder"], batch_size=p["batch_size"], cache=cache)
     ranked, contexts = rank_profiles(questions, profiles, retriever=p["retriever"], k=p["k"],
                                      max_words_per_post=p["max_words_per_post"], encoder=encoder,
-                                     context_k=p.get("context_k"))
+                                     context_k=p.get("context_k"), fidelity=common.get("fidelity", "corrected"))
     write_table(ranked, out["ranked_profile"], "ranked_profile")
     write_table(contexts, out["profile_context"], "profile_context")
     metrics = profile_metrics(ranked, contexts, questions)

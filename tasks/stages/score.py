@@ -98,7 +98,7 @@ def score_chunk(params: dict, rm_name: str, inputs: dict, chunk: dict | None, ke
         questions = {q["id"]: q for q in chunks.rows(inputs["questions"], "questions")}
         pairs = benchmark_pairs(params, chunk["benchmark"], inputs, rm_name)[chunk["start"]:chunk["stop"]]
         context = chunks.contexts(chunk["strategy"], inputs["questions"], inputs["profile_context"],
-                                  inputs.get("inferred_rubrics"))
+                                  inputs.get("inferred_rubrics"), res.fidelity)
         rows = score_rows(rm, chunk["benchmark"], chunk["strategy"], pairs, questions, context)
     return {"rows": rows, "kind": rm.kind, "identity": rm.identity(), "run": chunks.delta(before, res.stats())}
 

@@ -29,6 +29,9 @@ class Common(Group):
     cache_dir: str = F(".prbench-cache", "embeddings and LLM calls, keyed by content hash (gitignored)")
     seed: int = F(2604, "every random choice (sampling, bootstrap, A/B order) derives from it", ge=0)
     torch_threads: int = F(2, "one torch thread count in every stage: other counts round reductions differently", ge=1)
+    fidelity: Literal["corrected", "release"] = F(
+        "corrected", "corrected (prbench's behaviour) | release (the authors' release, its bugs included: "
+                     "docs/paper-setting.md)")
 
 
 class Scale(Group):

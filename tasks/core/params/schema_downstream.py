@@ -14,6 +14,7 @@ from tasks.core.params.schema import (EMBEDDING_JUDGE, SMOLLM2, BenchmarkEntry, 
 class Bon(Group):
     policy_llm: LlmName = F("smollm2", "the policy: a name under llms (paper: Qwen2.5-0.5B-Instruct)")
     prompt: str = F("prompts/bon_policy.txt", "question + top posts only: never the rubric or narrative")
+    system_prompt: str | None = F(None, "the policy's system message (null = none; the release's is in params-paper.yaml)")
     n: int = F(4, "samples per test question (paper 16)", ge=1)
     temperature: float = F(1.0, "sampling temperature", ge=0)
     top_p: float = F(0.9, "nucleus sampling", gt=0, le=1)
@@ -75,6 +76,7 @@ class Rl(Group):
     algorithm: str = F("grpo", "trl 1.12's trainer (paper: ppo)")
     policy: RlPolicy = F(RlPolicy(), "the policy trained")
     prompt: str = F("prompts/bon_policy.txt", "question + top posts only: never the rubric or narrative")
+    system_prompt: str | None = F(None, "the policy's system message (null = none), in training and evaluation")
     max_words: int = F(25, "the length the prompt asks for", ge=1)
     profile_k: int = F(1, "posts in the prompt", ge=0)
     max_words_per_post: int = F(30, "words per post in the prompt", ge=1)

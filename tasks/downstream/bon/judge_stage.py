@@ -54,7 +54,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     from tasks.models.resources import Resources
 
     p, res = bon_params(params, JUDGE_PARAMS), Resources(params)
-    judge = make_judge(p["judge"], encoder_factory=res.encoder, llm_factory=res.llm, seed=res.seed)
+    judge = make_judge(p["judge"], encoder_factory=res.encoder, llm_factory=res.llm, seed=res.seed,
+                       fidelity=res.fidelity)
     samples = read_table(inputs["samples"], "bon_samples").to_pylist()
     wanted = {r["question_id"] for r in samples}
     questions = {q["id"]: q for q in read_table(inputs["questions"], "questions").to_pylist() if q["id"] in wanted}

@@ -17,6 +17,9 @@ from tasks.downstream.judging import bootstrap_means, percentile_ci
 
 ORACLE, RANDOM, ALL = "(oracle)", "(random)", "all"
 REPORTED = "expected"
+# the method the curve, plot and metrics report: ties split evenly over subsets (prbench) | the first k samples,
+# ties to the earliest (BoN/score.py:173-190: Python's max keeps the first of equal scores)
+REPORTED_METHOD = {"corrected": REPORTED, "release": "first_k"}   # common.fidelity
 
 
 def ks_for(n: int, max_k: int) -> tuple[list[int], list[int]]:
@@ -90,31 +93,34 @@ def curve_rows(per_question: list[dict], ks, b: int, ci: float, seed: int) -> li
     return out
 
 
-def report_metrics(curve, excluded, not_capable, *, n, ks, skipped, judge) -> dict:
+def report_metrics(curve, excluded, not_capable, *, n, ks, skipped, judge, reported: str = REPORTED) -> dict:
     lines = {}
     for r in curve:
         if r["domain"] == ALL:
             full = {"score": r["judge_score"], "ci": [r["ci_low"], r["ci_high"]], "gain_over_k1": r["gain_over_k1"],
                     "n_questions": r["n_questions"]}
             lines.setdefault(r["rm"], {"excluded": excluded[r["rm"]]}).setdefault(r["method"], {})[str(r["k"])] = \
-                full if r["method"] == REPORTED else r["judge_score"]
+                full if r["method"] == reported else r["judge_score"]
     per_domain = defaultdict(dict)
     for r in curve:
-        if r["domain"] != ALL and r["method"] == REPORTED and ks and r["k"] == ks[-1]:
+        if r["domain"] != ALL and r["method"] == reported and ks and r["k"] == ks[-1]:
             per_domain[r["rm"]][r["domain"]] = r["judge_score"]
-    return {"n": n, "ks": ks, "skipped_ks_above_n": skipped, "judge": judge, "reported_method": REPORTED,
+    return {"n": n, "ks": ks, "skipped_ks_above_n": skipped, "judge": judge, "reported_method": reported,
             "failed_rm_score": FAILED_RULE,
             "methods": {"expected": "mean over all size-k subsets of usable candidates (curve, plot)",
                         "first_k": "first k samples, ties to the earliest: the release's rule (kept for comparison)"},
-            "lines": lines, f"per_domain_{REPORTED}_at_max_k": dict(per_domain),
+            "lines": lines, f"per_domain_{reported}_at_max_k": dict(per_domain),
             "not_bon_capable": not_capable, "run": {}}   # no model calls in this stage
 
 
-def plot_curve(curve: list[dict], ks, n: int, ci: float, path) -> None:
+PLOT_LABEL = {REPORTED: f"{REPORTED} over subsets", "first_k": "first k samples, ties to the earliest"}
+
+
+def plot_curve(curve: list[dict], ks, n: int, ci: float, path, reported: str = REPORTED) -> None:
     from tasks.core.plots import plt, save
 
     fig, ax = plt.subplots(figsize=(6.4, 4))
-    rows = [r for r in curve if r["domain"] == ALL and r["method"] == REPORTED]
+    rows = [r for r in curve if r["domain"] == ALL and r["method"] == reported]
     style = {ORACLE: dict(color="black", ls="--"), RANDOM: dict(color="grey", ls=":")}
     for line in sorted({r["rm"] for r in rows}, key=lambda x: (x in (ORACLE, RANDOM), x)):
         rs = sorted((r for r in rows if r["rm"] == line and r["judge_score"] is not None), key=lambda r: r["k"])
@@ -126,7 +132,7 @@ def plot_curve(curve: list[dict], ks, n: int, ci: float, path) -> None:
     ax.set_xticks(ks, [str(k) for k in ks])
     ax.set_xlabel("k (best of k candidates)")
     ax.set_ylabel("rubric judge score of the pick")
-    ax.set_title(f"Best-of-k of N={n} ({REPORTED} over subsets, {ci:.0%} bootstrap CI)")
+    ax.set_title(f"Best-of-k of N={n} ({PLOT_LABEL[reported]}, {ci:.0%} bootstrap CI)")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     save(fig, path)
 
@@ -134,9 +140,10 @@ def plot_curve(curve: list[dict], ks, n: int, ci: float, path) -> None:
 def run(params: dict, inputs: dict, out: dict) -> dict:
     from tasks.core.artifacts import read_table, write_table
     from tasks.core.runlog import write_metrics
+    from tasks.core.fidelity import of, pick
     from tasks.downstream.bon import REPORT_PARAMS, bon_params
 
-    p = bon_params(params, REPORT_PARAMS)
+    p, reported = bon_params(params, REPORT_PARAMS), pick(REPORTED_METHOD, of(params))
     samples = read_table(inputs["samples"], "bon_samples").to_pylist()
     judged_rows = read_table(inputs["judged"], "bon_judged").to_pylist()
     judged = {(r["question_id"], r["answer_hash"]): r["judge_score"] for r in judged_rows}
@@ -157,10 +164,10 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     write_table(per_q, out["per_question"], "bon_per_question")
     write_table(curve, out["curve"], "bon_curve")
     metrics = report_metrics(curve, excluded, not_capable, n=n, ks=ks, skipped=skipped,
-                             judge=judged_rows[0]["judge"] if judged_rows else None)
+                             judge=judged_rows[0]["judge"] if judged_rows else None, reported=reported)
     metrics.update(questions=len({r["question_id"] for r in samples}), strategies=strategies)
     write_metrics(metrics, out["metrics"])
-    plot_curve(curve, ks, n, float(p["ci"]), out["plot"])
+    plot_curve(curve, ks, n, float(p["ci"]), out["plot"], reported)
     return metrics
 
 

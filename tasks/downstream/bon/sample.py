@@ -10,9 +10,10 @@ import hashlib
 from collections import Counter, defaultdict
 
 from tasks.core.errors import ConfigError
+from tasks.core.fidelity import pick
 from tasks.models.llm import GenParams
-from tasks.stages.profiles import format_profile
-from tasks.core.prompts import render
+from tasks.stages.profiles import profile_block
+from tasks.core.prompts import render_with
 from tasks.stages.rubrics import top_items
 
 
@@ -39,14 +40,22 @@ def pick_questions(questions: list[dict], p: dict) -> list[dict]:
     return kept
 
 
-def policy_prompts(questions: list[dict], ranked: list[dict], p: dict) -> list[list[dict]]:
+def policy_prompts(questions: list[dict], ranked: list[dict], p: dict, fidelity: str = "corrected") -> list[list[dict]]:
+    """The policy's messages (BoN, RL training and evaluation): system_prompt, then the prompt file. Under
+    fidelity release the release's (BoN/sample.py:65-98, 129-134): whole posts, {question} then {profile}."""
     # render() refuses any $field it is not given, so a prompt file cannot pull in the rubric
     items = top_items(ranked, p["profile_k"])
-    return [render(p["prompt"], question=q["question"], max_words=p["max_words"],
-                   profile=format_profile(items[q["id"]], p["max_words_per_post"])) for q in questions]
+    extra = pick({"corrected": {"max_words": p["max_words"]}, "release": {}}, fidelity)   # the release asks no length
+    return [render_with(fidelity, p["prompt"], p.get("system_prompt"), question=q["question"], **extra,
+                        profile=profile_block(fidelity, items[q["id"]], p["max_words_per_post"])) for q in questions]
 
 
-def sample(questions: list[dict], prompts: list[list[dict]], llm, p: dict, seed: int) -> list[dict]:
+# the reply as kept: stripped (prbench) | as generated (the release stores output.outputs[0].text, BoN/sample.py:152)
+REPLY_TEXT = {"corrected": str.strip, "release": str}
+
+
+def sample(questions: list[dict], prompts: list[list[dict]], llm, p: dict, seed: int,
+           fidelity: str = "corrected") -> list[dict]:
     n = int(p["n"])
     params = GenParams(temperature=float(p["temperature"]), top_p=float(p["top_p"]),
                        max_tokens=int(p["max_tokens"]), seed=seed)
@@ -56,8 +65,8 @@ def sample(questions: list[dict], prompts: list[list[dict]], llm, p: dict, seed:
     rows = []
     for j, out in enumerate(outs):
         q, i = questions[j // n], j % n
-        text = out.text.strip() if hasattr(out, "text") else None
-        error = "" if text else ("empty reply" if text is not None else f"call failed: {out.error}")
+        text = pick(REPLY_TEXT, fidelity)(out.text) if hasattr(out, "text") else None
+        error = "" if text and text.strip() else ("empty reply" if text is not None else f"call failed: {out.error}")
         rows.append({"question_id": q["id"], "domain": q["domain"], "split": q["split"], "sample_index": i,
                      "text": text, "valid": not error, "error": error, "generator": generator,
                      "answer_hash": answer_hash(text) if not error else None,
@@ -98,7 +107,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     llm = res.llm(p["policy_llm"])   # fail fast (unknown name, missing key) before any work
     questions = pick_questions(read_table(inputs["questions"], "questions").to_pylist(), p)
     ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
-    rows = sample(questions, policy_prompts(questions, ranked, p), llm, p, res.seed)
+    fidelity = res.fidelity
+    rows = sample(questions, policy_prompts(questions, ranked, p, fidelity), llm, p, res.seed, fidelity)
     write_table(rows, out["samples"], "bon_samples")
     metrics = {"policy": llm.backend.identity(), "n": int(p["n"]), **sample_metrics(rows), "run": res.stats()}
     write_metrics(metrics, out["metrics"])

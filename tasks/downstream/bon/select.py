@@ -138,7 +138,7 @@ def score_chunk(params: dict, rm_name: str, inputs: dict, chunk: dict | None, ke
         todo = distinct_answers(chunks.rows(inputs["samples"], "bon_samples"))[chunk["start"]:chunk["stop"]]
         questions = {q["id"]: q for q in chunks.rows(inputs["questions"], "questions")}
         context = chunks.contexts(strategy, inputs["questions"], inputs["profile_context"],
-                                  inputs.get("inferred_rubrics"))
+                                  inputs.get("inferred_rubrics"), res.fidelity)
         try:
             scored = rm.score_answers([(questions[q]["question"], context[q], text) for (q, _), text in todo])
             scores = [[q, h, s.score, bool(s.truncated)] for ((q, h), _), s in zip(todo, scored)]

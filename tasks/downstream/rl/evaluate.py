@@ -31,8 +31,9 @@ def eval_prompt_params(p: dict) -> dict:
 
 
 def answer(llm, name: str, questions: list[dict], prompts: list[list[dict]], e: dict, seed: int,
-           trained_seed: int | None = None) -> list[dict]:
-    from tasks.downstream.bon.sample import answer_hash
+           trained_seed: int | None = None, fidelity: str = "corrected") -> list[dict]:
+    from tasks.core.fidelity import pick
+    from tasks.downstream.bon.sample import REPLY_TEXT, answer_hash
     from tasks.models.llm import GenParams
 
     params = GenParams(temperature=float(e.get("temperature") or 0.0), top_p=float(e.get("top_p") or 1.0),
@@ -40,8 +41,8 @@ def answer(llm, name: str, questions: list[dict], prompts: list[list[dict]], e: 
     outs = llm.generate_many([(m, params, 0) for m in prompts], progress=f"rl_eval {name}")
     rows = []
     for q, out in zip(questions, outs):
-        text = out.text.strip() if hasattr(out, "text") else None
-        error = "" if text else ("empty reply" if text is not None else f"call failed: {out.error}")
+        text = pick(REPLY_TEXT, fidelity)(out.text) if hasattr(out, "text") else None
+        error = "" if text and text.strip() else ("empty reply" if text is not None else f"call failed: {out.error}")
         rows.append({"rm": name, "baseline": name == BASELINE, "question_id": q["id"], "domain": q["domain"],
                      "split": q["split"], "text": text, "valid": not error, "error": error,
                      "answer_hash": answer_hash(text) if not error else None,
@@ -209,7 +210,8 @@ def _answer_all(p: dict, plans: dict, manifests: dict, checkpoints: dict, questi
                     folder = str(pol.materialise(base, kwargs, checkpoints[name], res.cache_dir / "rl" / f"policy-{tag}",
                                                  domain, index))
                 llm = make_llm({"backend": "transformers", "model": folder}, res.cache_dir / "llm_calls.sqlite")
-                rows += answer(llm, name, mine, [prompt_of[q["id"]] for q in mine], p["eval"], seed, trained_seed)
+                rows += answer(llm, name, mine, [prompt_of[q["id"]] for q in mine], p["eval"], seed, trained_seed,
+                              res.fidelity)
                 key = f"llm:{name}" + (f":{domain}" if domain else "") + (f"@seed{trained_seed}" if index else "")
                 stats[key] = llm.stats.as_dict()
                 if folder != base:
@@ -229,14 +231,16 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     start = time.perf_counter()
     p, seed, res = rl_params(params, EVAL_PARAMS), int(params["common"]["seed"]), Resources(params)
     e = p["eval"]
-    judge = make_judge(params["bon"]["judge"], encoder_factory=res.encoder, llm_factory=res.llm, seed=seed)
+    judge = make_judge(params["bon"]["judge"], encoder_factory=res.encoder, llm_factory=res.llm, seed=seed,
+                       fidelity=res.fidelity)
     everything = read_table(inputs["questions"], "questions").to_pylist()
     questions = pick_questions(everything, {"splits": e["splits"], "domains": None,
                                             "questions_limit": e["questions_limit"]})
     if not questions:
         raise ConfigError(f"rl.eval.splits: no questions in splits {e['splits']} of {inputs['questions']}")
     ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
-    prompt_of = dict(zip((q["id"] for q in questions), policy_prompts(questions, ranked, eval_prompt_params(p))))
+    prompt_of = dict(zip((q["id"] for q in questions), policy_prompts(questions, ranked, eval_prompt_params(p),
+                                                                                res.fidelity)))
     manifests = {rm: pol.read_manifest(f) for rm, f in sorted(inputs["policies"].items())}
     base_id = pol.base_identity(p["policy"])
     trained = _trained(manifests, base_id, e["splits"])

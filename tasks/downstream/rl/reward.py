@@ -43,9 +43,26 @@ def rl_capable(rm) -> bool:
     return pointwise_kind({"kind": rm.kind})
 
 
+def _release_reward(value: float | None) -> float:
+    """PPO/reward_function.py:51-60: the server's score / 10; any error (here also a missing or non-finite
+    score) becomes 0.5 (bug kept: a failure reads as a middling answer)."""
+    return value / 10 if value is not None and math.isfinite(value) else 0.5
+
+
+def _reward(value: float | None) -> float | None:
+    return float(value) if value is not None and math.isfinite(value) else None
+
+
+REWARD = {"corrected": _reward, "release": _release_reward}   # common.fidelity: the RM score as PPO's reward
+
+
 class RMReward:
-    def __init__(self, rm, questions: dict[str, str], context: dict[str, str], max_failures: int):
+    def __init__(self, rm, questions: dict[str, str], context: dict[str, str], max_failures: int,
+                 fidelity: str = "corrected"):
+        from tasks.core.fidelity import pick
+
         self.rm, self.questions, self.context = rm, questions, context
+        self.to_reward = pick(REWARD, fidelity)
         self.max_failures = int(max_failures)
         self.steps: list[Step] = []
         self.lowest: float | None = None   # the lowest finite reward of the run so far
@@ -69,11 +86,11 @@ class RMReward:
         except Exception as exc:   # counted and reported, and the run stops above the budget
             errors.append(f"{type(exc).__name__}: {exc}")
             values = [None] * len(completions)
-        rewards = [float(v) if v is not None and math.isfinite(v) else None for v in values]
-        bad = sum(r is None for r in rewards)
+        bad = sum(v is None or not math.isfinite(v) for v in values)
+        rewards = [self.to_reward(v) for v in values]
         if bad and not errors:
             errors.append(f"{bad} missing or non-finite score(s)")
-        finite = np.array([r for r in rewards if r is not None], dtype=float)
+        finite = np.array([r for r, v in zip(rewards, values) if v is not None and math.isfinite(v)], dtype=float)
         self.steps.append(Step(len(rewards), bad, float(finite.mean()) if finite.size else None,
                                float(finite.std()) if finite.size else None, errors, finite.tolist()))
         if finite.size:

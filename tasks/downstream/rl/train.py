@@ -30,7 +30,7 @@ def selection(p: dict, rm: str, rms: dict) -> bool:
     return rm in p["rms"]
 
 
-def train_prompts(inputs: dict, p: dict) -> tuple[list[dict], list[list[dict]]]:
+def train_prompts(inputs: dict, p: dict, fidelity: str = "corrected") -> tuple[list[dict], list[list[dict]]]:
     from tasks.core.artifacts import read_table
     from tasks.downstream.bon.sample import pick_questions, policy_prompts
 
@@ -43,7 +43,7 @@ def train_prompts(inputs: dict, p: dict) -> tuple[list[dict], list[list[dict]]]:
                           f"(it holds: {held}); RL trains on questions the benchmark does not test: ingest a train "
                           "split (ingest.splits; the release trains PPO on LaMP-QA's train questions) or set rl.rms: []")
     ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
-    return questions, policy_prompts(questions, ranked, p)
+    return questions, policy_prompts(questions, ranked, p, fidelity)
 
 
 def train_policy(reward, questions, messages, p: dict, seed: int, cache_dir) -> tuple[dict, list[dict], dict, float]:
@@ -127,12 +127,14 @@ def _train(p: dict, rm, strategy: str, seed: int, res, inputs: dict, out: dict, 
     from tasks.downstream.rl.reward import RewardFailures, RMReward
     from tasks.models.strategies import load_contexts
 
-    questions, messages = train_prompts(inputs, p)
-    context = load_contexts(strategy, inputs["questions"], inputs["profile_context"], inputs.get("inferred_rubrics"))
+    questions, messages = train_prompts(inputs, p, res.fidelity)
+    context = load_contexts(strategy, inputs["questions"], inputs["profile_context"], inputs.get("inferred_rubrics"),
+                            fidelity=res.fidelity)
     per_domain, states, loop, facts, rows, learned, failures = bool(p["train"].get("per_domain")), {}, 0.0, {}, [], {}, []
     seeds = seeds_of(p, seed)
     for index, s in enumerate(seeds):
-        reward = RMReward(rm, {q["id"]: q["question"] for q in questions}, context, p["max_reward_failures"])
+        reward = RMReward(rm, {q["id"]: q["question"] for q in questions}, context, p["max_reward_failures"],
+                          fidelity=res.fidelity)
         try:
             loop += _train_seed(reward, questions, messages, p, (index, s, len(seeds) > 1), res, manifest["rm"],
                                 states, facts, rows, learned)

@@ -36,13 +36,25 @@ def input_hash(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 
 
-def user_message(question: str, context: str) -> str:
+def _glued(question: str, context: str) -> str:
+    return question + context
+
+
+# the user turn: question, a blank line, the context (prbench) | question + profile with no separator, as the
+# release glues them (BoN/score.py:80, PPO/reward_server.py:174): "...?Post 1 (Category: ...)"
+USER_TURN = {"corrected": lambda q, c: f"{q}\n\n{c}" if c else q, "release": _glued}
+
+
+def user_message(question: str, context: str, fidelity: str = "corrected") -> str:
     """What an RM's user turn holds: the question, then the strategy's context if any."""
-    return f"{question}\n\n{context}" if context else question
+    from tasks.core.fidelity import pick
+
+    return pick(USER_TURN, fidelity)(question, context)
 
 
 class RewardModel(ABC):
     kind: str = ""
+    fidelity: str = "corrected"       # common.fidelity, set by make_rm: what the RM is shown and how
     OPTIONS: dict[str, object] = {}   # params keys this kind accepts besides `kind`, with their types
     REQUIRED: tuple[str, ...] = ()
 

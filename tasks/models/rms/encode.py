@@ -90,6 +90,26 @@ def encode_answer(tok, question: str, context: str, answer: str, max_length: int
     return _fit(tok, question, context, answer, max_length, template)[0]
 
 
+def encode_release(tok, items: list[tuple[str, str, str]], max_length: int, template: str | None = None) -> list[Encoded]:
+    """The release's input (evaluation/pointwise.py:59-77, BoN/score.py:77-91, PPO/reward_server.py:173-180):
+    question and context glued, the chat template rendered as text, then `tokenizer(text, truncation=True,
+    max_length=...)` with its default add_special_tokens=True: a tokenizer that adds BOS (Llama-3) puts a
+    second one before the template's (bug kept), and an input over max_length loses its end (the answer and
+    the template's closing tokens). A tokenizer with no chat template cannot run there (apply_chat_template
+    raises): it keeps prbench's encoding."""
+    if not template:
+        return encode_many(tok, items, max_length, template)
+    users = [user_message(q, c, "release") for q, c, _ in items]
+    texts = [tok.apply_chat_template([{"role": "user", "content": u}, {"role": "assistant", "content": a}],
+                                     chat_template=template, tokenize=False) for u, (_, _, a) in zip(users, items)]
+    tok.deprecation_warnings["sequence-length-is-longer-than-the-specified-maximum"] = True
+    full = tok(texts)["input_ids"] if texts else []
+    enc = tok(texts, truncation=True, max_length=max_length) if texts else {"input_ids": []}
+    types = enc.get("token_type_ids") or [None] * len(texts)
+    return [Encoded(list(ids), t, len(f) > max_length, u, it[2])
+            for ids, t, f, u, it in zip(enc["input_ids"], types, full, users, items)]
+
+
 def encode_many(tok, items: list[tuple[str, str, str]], max_length: int, template: str | None = None) -> list[Encoded]:
     """encode_answer for many (question, context, answer); one batched tokenizer call for those
     that fit. Items sharing (question, context) share the shortest context any of them needs."""
@@ -113,3 +133,4 @@ def encode_many(tok, items: list[tuple[str, str, str]], max_length: int, templat
                 enc = _fit(tok, question, shared, items[i][2], max_length, template)[0]
                 out[i] = Encoded(enc.ids, enc.token_types, True, enc.user, enc.answer)
     return out
+

@@ -20,8 +20,9 @@ from typing import Literal
 from tasks.core.progress import bar as progress_bar
 
 from tasks.core.errors import ConfigError
+from tasks.core.fidelity import pick
 from tasks.models.llm import GenParams
-from tasks.core.prompts import render
+from tasks.core.prompts import render, render_release
 from tasks.models.rms.base import AnswerScore, PairScore, RewardModel, input_hash, user_message
 from tasks.models.rms.registry import register
 
@@ -32,6 +33,47 @@ def log_ratio(first: float, second: float) -> float | None:
     """log p(first) - log p(second), or None (no verdict) when it is not finite: -inf - -inf is NaN."""
     d = first - second
     return round(d, 6) if math.isfinite(d) else None
+
+
+def _read(path: str) -> str:
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        raise ConfigError(f"prompt file '{path}' not found")
+    return Path(path).read_text(encoding="utf-8").strip()
+
+
+def parse_verdict(reply: str | None) -> float | None:
+    """prbench: the first standalone A or B (1.0 / -1.0); none, or no reply, is no verdict."""
+    m = re.search(r"\b([AB])\b", reply) if reply is not None else None
+    return None if m is None else 1.0 if m.group(1) == "A" else -1.0
+
+
+def parse_verdict_release(reply: str | None) -> float:
+    """evaluation/pairwise.py:86-100: text after the last </think>, quotes and asterisks removed, what follows
+    the first "result:" (any case) starting with a or b; anything else, a failed call included, is "A"
+    (bug kept: a judge that never answers scores as if it always preferred the first answer)."""
+    text = (reply or "").strip().split("</think>")[-1].strip().replace('"', "").replace("*", "").strip()
+    if "result:" in text.lower() and text.lower().split("result:")[1].strip().startswith("b"):
+        return -1.0
+    return 1.0
+
+
+VERDICT_PARSERS = {"corrected": parse_verdict, "release": parse_verdict_release}   # common.fidelity
+
+
+def _pair_prompt(judge, p, a: str, b: str) -> list[dict]:
+    return render(judge.prompt, user=user_message(p.question, p.context), answer_a=a, answer_b=b)
+
+
+def _pair_prompt_release(judge, p, a: str, b: str) -> list[dict]:
+    """evaluation/pairwise.py:49-51, 76-82: the system file, then the user file with the question only (no
+    profile: the release's judge never sees the user)."""
+    system = judge.entry.get("system_prompt_file")
+    return render_release(judge.prompt, system and _read(system), question=p.question, Response_A=a, Response_B=b)
+
+
+PAIR_PROMPTS = {"corrected": _pair_prompt, "release": _pair_prompt_release}   # common.fidelity
 
 
 class _LLMJudge(RewardModel):
@@ -62,8 +104,12 @@ class _LLMJudge(RewardModel):
 @register
 class PairwiseJudge(_LLMJudge):
     kind = "judge-pairwise"
-    OPTIONS = {**_LLMJudge.OPTIONS, "both_orders": bool}
+    OPTIONS = {**_LLMJudge.OPTIONS, "both_orders": bool, "system_prompt_file": str | None}
     DEFAULT_PROMPT = "prompts/rm_pairwise.txt"
+
+    def _prompt(self, p, swap: bool) -> list[dict]:
+        a, b = (p.rejected, p.chosen) if swap else (p.chosen, p.rejected)
+        return pick(PAIR_PROMPTS, self.fidelity)(self, p, a, b)
 
     def chosen_shown_second(self, p) -> bool:
         """The seeded coin for one order: keyed by the seed and the pair itself, never by its
@@ -75,13 +121,11 @@ class PairwiseJudge(_LLMJudge):
         both = self.entry.get("both_orders", True)
         orders = ([(p, False) for p in pairs] + [(p, True) for p in pairs] if both
                   else [(p, self.chosen_shown_second(p)) for p in pairs])
-        prompts = [render(self.prompt, user=user_message(p.question, p.context),
-                          answer_a=p.rejected if swap else p.chosen, answer_b=p.chosen if swap else p.rejected)
-                   for p, swap in orders]
+        prompts = [self._prompt(p, swap) for p, swap in orders]
         prefs = self._prefer_a(prompts)   # > 0: A preferred; None: no verdict
         out = []
         for i in range(len(pairs)):
-            h = input_hash(*(m[0]["content"] for m in prompts[i::len(pairs)]))
+            h = input_hash(*(m[-1]["content"] for m in prompts[i::len(pairs)]))
             # votes for chosen: + when chosen won; a verdict for B counts against chosen shown as A
             shown = [(prefs[i], orders[i][1])] + ([(prefs[len(pairs) + i], True)] if both else [])
             if any(pref is None for pref, _ in shown):
@@ -103,8 +147,8 @@ class PairwiseJudge(_LLMJudge):
                 lp = self.llm.choice_logprobs(m, ["A", "B"])
                 prefs.append(log_ratio(lp["A"], lp["B"]))
             return prefs
-        return [None if r is None or not (m := re.search(r"\b([AB])\b", r)) else (1.0 if m.group(1) == "A" else -1.0)
-                for r in self._replies(prompts)]
+        parse = pick(VERDICT_PARSERS, self.fidelity)
+        return [parse(r) for r in self._replies(prompts)]
 
 
 @register
@@ -113,7 +157,7 @@ class PointwiseJudge(_LLMJudge):
     DEFAULT_PROMPT = "prompts/rm_pointwise.txt"
 
     def score_answers(self, items):
-        prompts = [render(self.prompt, user=user_message(q, c), answer=a) for q, c, a in items]
+        prompts = [render(self.prompt, user=user_message(q, c, self.fidelity), answer=a) for q, c, a in items]
         hashes = [input_hash(m[0]["content"]) for m in prompts]
         if self.verdict == "logprobs":
             scores = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 
+from tasks.core import fidelity
 from tasks.core.errors import ConfigError
 from tasks.core.registry import Registry, check_entry
 from tasks.models.rms.base import RewardModel
@@ -37,7 +38,9 @@ def make_rm(name: str, entry: dict, resources) -> RewardModel:
     sig = inspect.signature(cls.__init__).parameters
     extra = {"resources": resources} if "resources" in sig else {}
     # where an RM runs is no part of the RM: its scores and identity never see `resources`
-    return cls(name, {k: v for k, v in entry.items() if k not in NOT_RM}, **extra)
+    rm = cls(name, {k: v for k, v in entry.items() if k not in NOT_RM}, **extra)
+    rm.fidelity = fidelity.of(getattr(resources, "params", None))   # common.fidelity: what the RM sees and how
+    return rm
 
 
 def resource_requests(name: str, entry: dict) -> dict[str, float]:

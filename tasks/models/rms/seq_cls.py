@@ -11,7 +11,8 @@ from typing import Literal
 from tasks.core import layout
 from tasks.core.errors import ConfigError
 from tasks.models.rms.base import AnswerScore, RewardModel
-from tasks.models.rms.encode import Encoded, encode_many
+from tasks.core.fidelity import pick
+from tasks.models.rms.encode import Encoded, encode_many, encode_release
 from tasks.models.rms.registry import register
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -115,7 +116,9 @@ class _HFRewardModel(RewardModel):
         return self._identity
 
     def score_answers(self, items):
-        return score_in_windows(items, lambda xs: encode_many(self.tok, xs, self.max_length, self.template),
+        # common.fidelity: prbench's input | the release's (chat template as text, then the tokenizer), encode.py
+        encode = pick({"corrected": encode_many, "release": encode_release}, self.fidelity)
+        return score_in_windows(items, lambda xs: encode(self.tok, xs, self.max_length, self.template),
                                 self._forward, self.batch_size)
 
 

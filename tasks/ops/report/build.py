@@ -59,6 +59,10 @@ def run_context(params: dict, inputs: dict, code_version: str, machines: list[di
     lb_rows, lb_metrics = src.rows("leaderboard"), src.json("leaderboard_metrics")
     controls = {rm for rm, e in rms.items() if (e or {}).get("kind") == "mixture"}   # the positive-control ladder
     lboard = board.leaderboard(lb_rows or [], src.columns("leaderboard"), lb_metrics, controls) if lb_metrics else None
+    if lboard:
+        from tasks.core.fidelity import of
+
+        lboard["fidelity"] = of(params)   # what the RMs were shown and how: prbench's or the release's
     return {
         "title": (params.get("report") or {}).get("title") or "prbench report",
         "mode": "run",

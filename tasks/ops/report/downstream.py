@@ -68,10 +68,12 @@ def human_eval(m: dict | None) -> dict | None:
 
 
 def bon(curve: list[dict] | None, metrics: dict | None) -> dict | None:
-    """The expected best-of-k curve (all domains) per RM with CIs, the reference lines dashed."""
+    """The reported best-of-k curve (all domains; `expected`, or `first_k` under fidelity release) per RM with
+    CIs, the reference lines dashed."""
     if not curve:
         return None
-    rows = [r for r in curve if r["domain"] == "all" and r["method"] == "expected"]
+    method = (metrics or {}).get("reported_method") or "expected"
+    rows = [r for r in curve if r["domain"] == "all" and r["method"] == method]
     ks = sorted({r["k"] for r in rows})
     rms = sorted({r["rm"] for r in rows}, key=lambda rm: (rm in REFERENCE_LINES, rm))
     at = {(r["rm"], r["k"]): r for r in rows}
