@@ -72,7 +72,7 @@ def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_po
 
     params = paper_params(tmp_path, str(sample_policy))
     o = lambda d: {k: str(tmp_path / v) for k, v in d.items()}  # noqa: E731
-    ingest.run(params["ingest"], o(layout.INGEST))
+    ingest.run(params["ingest"], o(layout.INGEST), params["common"]["seed"])
     profiles.run(params["profiles"], params["common"], {"questions": o(layout.INGEST)["questions"],
                                                         "profiles": o(layout.INGEST)["profiles"]}, o(layout.PROFILES))
     questions = pq.read_table(o(layout.INGEST)["questions"]).to_pylist()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 
+from tasks.core import halves
 from tasks.core.errors import ConfigError
 from tasks.models.llm import GenParams
 from tasks.stages.profiles import format_profile
@@ -96,7 +97,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     if int(p["n"]) < 1:
         raise ConfigError(f"bon.n: need at least 1 sample per question, got {p['n']}")
     llm = res.llm(p["policy_llm"])   # fail fast (unknown name, missing key) before any work
-    questions = pick_questions(read_table(inputs["questions"], "questions").to_pylist(), p)
+    everything = read_table(inputs["questions"], "questions").to_pylist()
+    questions = pick_questions(halves.keep(everything, halves.read(inputs["halves"]), halves.DOWNSTREAM), p)
     ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
     rows = sample(questions, policy_prompts(questions, ranked, p), llm, p, res.seed)
     write_table(rows, out["samples"], "bon_samples")

@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from tasks.core.determinism import stable_rng
+from tasks.core import halves
 from tasks.core.errors import ConfigError
 from tasks.downstream.judging import bootstrap_means, judge_once, percentile_ci
 from tasks.downstream.rl import EVAL_PARAMS, TRAINED, rl_params
@@ -173,6 +174,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     e = p["eval"]
     judge = make_judge(params["bon"]["judge"], encoder_factory=res.encoder, llm_factory=res.llm, seed=seed)
     everything = read_table(inputs["questions"], "questions").to_pylist()
+    everything = halves.keep(everything, halves.read(inputs["halves"]), halves.DOWNSTREAM)   # none is scored
     questions = pick_questions(everything, {"splits": e["splits"], "domains": None,
                                             "questions_limit": e["questions_limit"]})
     if not questions:
