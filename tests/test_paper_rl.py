@@ -83,7 +83,7 @@ def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_po
     ingested = json.loads(Path(o(layout.INGEST)["metrics"]).read_text())
     assert ingested["rl_prompt_questions"] == 12 and {f["role"] for f in ingested["files"]} == {"benchmark", "rl_prompts"}
 
-    inputs = {"questions": o(layout.INGEST)["questions"], "ranked_profile": o(layout.PROFILES)["ranked_profile"],
+    inputs = {"questions": o(layout.INGEST)["questions"], "halves": o(layout.INGEST)["halves"], "ranked_profile": o(layout.PROFILES)["ranked_profile"],
               "profile_context": o(layout.PROFILES)["profile_context"],
               "inferred_rubrics": o(layout.RUBRICS)["inferred_rubrics"]}
     m = train.run(params, "length-longer", inputs, o(layout.rl_train("length-longer")))
@@ -101,9 +101,11 @@ def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_po
     write_table([*questions, {**test, "id": "x", "domain": "Elsewhere"}], tmp_path / "q.parquet", "questions")
     with pytest.raises(ConfigError, match="has no policy for domain 'Elsewhere'"):   # no train questions there
         evaluate.run(eval_params, {"questions": str(tmp_path / "q.parquet"), "ranked_profile": inputs["ranked_profile"],
+                                   "halves": inputs["halves"],
                                    "policies": {"length-longer": str(policy)}}, o(layout.RL_EVAL))
     assert not Path(o(layout.RL_EVAL)["eval"]).exists(), "refused before any answer"
     em = evaluate.run(eval_params, {"questions": inputs["questions"], "ranked_profile": inputs["ranked_profile"],
+                                    "halves": inputs["halves"],
                                     "policies": {"length-longer": str(policy)}}, o(layout.RL_EVAL))
     assert em["decoding"] == "sampled, temperature 1.0"
     assert {f"llm:length-longer:{d}" for d in domains} <= set(em["run"])

@@ -25,7 +25,7 @@ def assign(questions: list[dict], share: float, seed: int) -> list[dict]:
     half = {}
     for ids in groups.values():
         ranked = sorted(ids, key=lambda qid: _rank(seed, qid))
-        n_down = min(int(share * len(ranked) + 0.5), len(ranked) - 1)   # a lone question stays benchmark
+        n_down = min(int(share * len(ranked)), len(ranked) - 1)   # rounded down: a lone question scores
         half.update({qid: DOWNSTREAM if i < n_down else BENCHMARK for i, qid in enumerate(ranked)})
     return [{"question_id": q["id"], "split": q["split"], "domain": q["domain"], "half": half.get(q["id"], BOTH)}
             for q in questions]
