@@ -98,3 +98,18 @@ def test_editing_one_test_answer_reruns_only_the_scoring_side(tmp_path):
     ran = _rerun(changed)
     assert ran == {"ingest", "pairs", "generic_pairs", "score", "leaderboard", "human_eval", "correlation", "report"}
     assert not ran & {"train_rm", "rl_train", "bon_sample", "bon_judge", "bon_score", "rl_eval", "rubrics"}
+
+
+def test_correlation_counts_the_questions_each_side_used():
+    """From the tables read, not from params: a downstream table that answered a scored question shows."""
+    from tasks.downstream.correlation.overlap import question_counts
+    from tasks.downstream.correlation.sides import Side
+
+    ours = Side("personalised", "scores", per_question={"a": {"q1": 1.0, "q2": 0.0}, "b": {"q3": 1.0}})
+    other = Side("rb2-demo", "bench_scores", per_question={"a": {"rb2-demo:1": 1.0}})
+    bon = Side("bon", "x", per_question={"a": {"q4": 0.5}, "b": {"q5": 0.1}})
+    rl = Side("rl", "y", per_question={"a": {"q5": 0.3}})
+    assert question_counts({"personalised": ours, "rb2-demo": other}, {"bon": bon, "rl": rl}) == \
+        {"benchmark_n": 3, "downstream_n": 2, "overlap": 0}
+    rl.per_question["b"] = {"q2": 0.4}
+    assert question_counts({"personalised": ours}, {"bon": bon, "rl": rl})["overlap"] == 1

@@ -99,6 +99,9 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     llm = res.llm(p["policy_llm"])   # fail fast (unknown name, missing key) before any work
     everything = read_table(inputs["questions"], "questions").to_pylist()
     questions = pick_questions(halves.keep(everything, halves.read(inputs["halves"]), halves.DOWNSTREAM), p)
+    if not questions:
+        raise ConfigError(f"bon.splits: no questions in splits {p['splits']} of {inputs['questions']} in the "
+                          f"downstream half ({inputs['halves']}; ingest.downstream_share)")
     ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
     rows = sample(questions, policy_prompts(questions, ranked, p), llm, p, res.seed)
     write_table(rows, out["samples"], "bon_samples")

@@ -178,7 +178,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     questions = pick_questions(everything, {"splits": e["splits"], "domains": None,
                                             "questions_limit": e["questions_limit"]})
     if not questions:
-        raise ConfigError(f"rl.eval.splits: no questions in splits {e['splits']} of {inputs['questions']}")
+        raise ConfigError(f"rl.eval.splits: no questions in splits {e['splits']} of {inputs['questions']} in the "
+                          f"downstream half ({inputs['halves']}; ingest.downstream_share)")
     ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
     prompt_of = dict(zip((q["id"] for q in questions), policy_prompts(questions, ranked, eval_prompt_params(p))))
     manifests = {rm: pol.read_manifest(f) for rm, f in sorted(inputs["policies"].items())}
