@@ -4,6 +4,7 @@ readers (C++, no audit event), attributed to the stage the generic flow is runni
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -71,6 +72,12 @@ def stop() -> None:
     _state.update(on=False, stage=None)
 
 
+def _target(path: str) -> str:
+    """An atomic write's temp file or folder (tasks/core/artifacts.py, fsynced through a read-only open;
+    a folder may hold one) as what it becomes: writing its own output is no read."""
+    return "/".join(re.sub(r"^\.(.+)\.[A-Za-z0-9_]+\.tmp$", r"\1", part) for part in path.split("/"))
+
+
 def undeclared(reads: dict, params: dict) -> dict:
     """{stage run: paths it read that are none of its declared inputs, deps or own outputs}."""
     from tasks.core import stage_table as stages
@@ -81,7 +88,7 @@ def undeclared(reads: dict, params: dict) -> dict:
         allowed = [*(stages.resolve(d, params, key, s) for d in [*s.inputs.values(), *s.deps]),
                    *s.out(key).values()]
         allowed = [a.rstrip("/") for a in allowed if a]
-        extra = sorted(p for p in paths if not any(p == a or p.startswith(a + "/") for a in allowed))
+        extra = sorted(p for p in map(_target, paths) if not any(p == a or p.startswith(a + "/") for a in allowed))
         if extra:
             bad[f"{name}@{key}" if key else name] = extra
     return bad

@@ -188,7 +188,8 @@ def test_whole_pipeline_fans_out_per_rm_in_dag_order_and_stops_at_the_first_fail
     assert {p: Path(p).stat().st_mtime_ns for p in before} == before, "stages before the failure: from the cache"
     file_reads.stop()
     assert {stage for stage, _ in reads} == {stage for stage, _ in stages}, "every stage ran, its reads recorded"
-    assert file_reads.undeclared(reads, params) == {}, "a stage read a file the stage table does not declare"
+    bad = file_reads.undeclared(reads, params)
+    assert bad == {}, f"stages read files the stage table does not declare: {json.dumps(bad, indent=1)}"
     split = json.loads(Path(layout.CORRELATION["metrics"]).read_text())
     assert (split["benchmark_n"], split["downstream_n"], split["overlap"]) == (3, 3, 0), "one test question per half"
 
