@@ -19,7 +19,8 @@ SAMPLE = ROOT / "data" / "sample"
 def paper_params(tmp: Path, policy: str) -> dict:
     params = yaml.safe_load((ROOT / "params-paper.yaml").read_text())
     params["common"].update(cache_dir=str(tmp / "cache"), torch_threads=2)
-    params["ingest"].update(source="files", path=str(SAMPLE / "rewardbench"), limit_per_split=1)
+    params["ingest"].update(source="files", path=str(SAMPLE / "rewardbench"),
+                            limit_per_split=2)   # a test question per half
     params["ingest"]["rl_prompts"].update(source="files", path=str(SAMPLE / "lamp_qa"), limit_per_split=4)
     params["profiles"].update(retriever="bm25")
     params["scoring"]["rms"] = {"length-longer": {"kind": "length-longer"}}
@@ -110,7 +111,7 @@ def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_po
     assert em["decoding"] == "sampled, temperature 1.0"
     assert {f"llm:length-longer:{d}" for d in domains} <= set(em["run"])
     answers = pq.read_table(o(layout.RL_EVAL)["answers"]).to_pylist()
-    n_test = sum(q["split"] == "test" for q in questions)
+    n_test = sum(q["split"] == "test" for q in questions) // 2   # the downstream half
     assert {a["split"] for a in answers} == {"test"} and len(answers) == 2 * n_test
 
     train_files = sorted((SAMPLE / "lamp_qa").glob("*_train.json"))
