@@ -80,7 +80,7 @@ def build(root: Path) -> None:
     params["rl"]["prompt"] = str(ROOT / params["rl"]["prompt"])
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     o_ing = {k: str(root / v) for k, v in layout.INGEST.items()}
-    ingest.run(params["ingest"], o_ing)
+    ingest.run(params["ingest"], o_ing, params["common"]["seed"])
     profiles.run(params["profiles"], params["common"], {"questions": o_ing["questions"], "profiles": o_ing["profiles"]},
                  {k: str(root / v) for k, v in layout.PROFILES.items()})
 

@@ -32,7 +32,7 @@ def make_project(root: Path, *, configs=("Lifestyle_and_Personal_Development",),
     params.yaml points the LLM stages at `llm` (default: the dummy backend)."""
     params = project_params(root, configs=configs, splits=splits, limit=limit, llm=llm)
     out_ingest = {k: str(root / v) for k, v in layout.INGEST.items()}
-    ingest.run(params["ingest"], out_ingest)
+    ingest.run(params["ingest"], out_ingest, params["common"]["seed"])
     out_prof = {k: str(root / v) for k, v in layout.PROFILES.items()}
     profiles.run(params["profiles"], params["common"],
                  {"questions": out_ingest["questions"], "profiles": out_ingest["profiles"]}, out_prof)

@@ -67,7 +67,8 @@ def test_bon_sample_stage_asks_once_per_question(tmp_path):
     from tests.stage_project import make_project, save_params
     from tests.test_bon_stage import BON, paths
 
-    params = make_project(tmp_path, configs=("Lifestyle_and_Personal_Development", "Art_and_Entertainment"), limit=3)
+    # 4 per domain: 2 of them the downstream half BoN reads
+    params = make_project(tmp_path, configs=("Lifestyle_and_Personal_Development", "Art_and_Entertainment"), limit=4)
     params["bon"] = dict(BON)
     with FakeOpenAIServer() as server:
         rows = {}

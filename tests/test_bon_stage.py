@@ -21,7 +21,7 @@ CONFIGS = ("Lifestyle_and_Personal_Development", "Art_and_Entertainment")
 
 
 def project(root: Path, rms: dict) -> dict:
-    params = make_project(root, configs=CONFIGS, limit=3)
+    params = make_project(root, configs=CONFIGS, limit=4)   # 2 of 4 per domain are the downstream half
     params["bon"] = dict(BON)
     params["scoring"]["rms"] = rms
     save_params(root, params)
@@ -32,7 +32,7 @@ def paths(root: Path) -> dict:
     from tasks.core import layout
 
     r = lambda d: {k: str(root / v) for k, v in d.items()}  # noqa: E731
-    return {"inputs": {"questions": str(root / layout.INGEST["questions"]),
+    return {"inputs": {"questions": str(root / layout.INGEST["questions"]), "halves": str(root / layout.INGEST["halves"]),
                        "ranked_profile": str(root / layout.PROFILES["ranked_profile"]),
                        "profile_context": str(root / layout.PROFILES["profile_context"]),
                        "samples": str(root / bon.SAMPLE["samples"]), "judged": str(root / bon.JUDGE["judged"])},

@@ -36,6 +36,7 @@ def in_process_reference(root: Path, params: dict) -> dict:
     params["bon"] = {**BON, "questions_limit": 3}
     save_params(root, params)
     bon_in = {**inputs(root), "ranked_profile": str(root / layout.PROFILES["ranked_profile"]),
+              "halves": str(root / layout.INGEST["halves"]),
               "samples": str(root / bon.SAMPLE["samples"])}
     sample.run(params, bon_in, {k: str(root / v) for k, v in bon.SAMPLE.items()})
     expected = {}

@@ -81,3 +81,24 @@ def test_editing_an_imported_function_makes_its_stages_stale(recorded, module, f
     for name in stale:
         changed = [e["changed deps"] for e in status[name] if "changed deps" in e]
         assert any(module in c or any(module.startswith(d + "/") for d in c) for c in changed), status[name]
+
+
+@pytest.mark.parametrize("key, value, stale", [
+    ("bon.bootstrap", 17, {"bon_report"}),               # resampling: not the answers, not the scores
+    ("ingest.downstream_share", 0.25, {"ingest"}),       # the halves: ingest, then only their readers
+    ("scoring.per_domain_limit", 1, {"score@random"}),
+    ("leaderboard.bootstrap", 17, {"leaderboard"}),
+])
+def test_changing_a_param_makes_only_its_readers_stale(recorded, key, value, stale):
+    """What tests/test_params_scope.py reads off dvc.yaml, as DVC sees it."""
+    path = recorded / "params.yaml"
+    text = path.read_text()
+    params = yaml.safe_load(text)
+    group, _, rest = key.partition(".")
+    params[group][rest] = value
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+    try:
+        status = json.loads(_dvc(recorded, "status", "--json", *RECORDED))
+    finally:
+        path.write_text(text)
+    assert set(status) == stale, status

@@ -93,11 +93,20 @@ def test_planner_per_domain_limit_covers_the_scored_pairs(tmp_path):
     params["rubrics"]["per_domain_limit"] = 2
     out = {k: str(tmp_path / v) for k, v in layout.RUBRICS.items()}
     rubrics.run(params, {"questions": str(tmp_path / layout.INGEST["questions"]),
+                         "halves": str(tmp_path / layout.INGEST["halves"]),
                          "ranked_profile": str(tmp_path / layout.PROFILES["ranked_profile"])}, out)
     from tasks.core.artifacts import read_table
 
-    planned = read_table(out["inferred_rubrics"], "inferred_rubrics").to_pylist()
-    assert sorted(r["domain"] for r in planned) == ["Art", "Art", "Society", "Society"], "2 of 3 per domain"
+    from tasks.core import halves
+    from tasks.stages.ingest import first_per_domain
+
+    planned = {r["question_id"] for r in read_table(out["inferred_rubrics"], "inferred_rubrics").to_pylist()}
+    questions = read_table(tmp_path / layout.INGEST["questions"], "questions").to_pylist()
+    half = halves.read(str(tmp_path / layout.INGEST["halves"]))
+    first = {h: {q["id"] for q in first_per_domain(halves.keep(questions, half, h), 2)}
+             for h in (halves.BENCHMARK, halves.DOWNSTREAM)}
+    assert len(first[halves.BENCHMARK]) == 4, "2 of each domain's benchmark half: what scoring reads"
+    assert planned == first[halves.BENCHMARK] | first[halves.DOWNSTREAM], "and the first BoN / RL questions"
     shipped = yaml.safe_load((ROOT / "params.yaml").read_text())
     assert shipped["rubrics"]["per_domain_limit"] == shipped["scoring"]["per_domain_limit"], \
         "the planner strategy scores the first scoring.per_domain_limit pairs: plan exactly those"

@@ -1,6 +1,7 @@
 """The stage flows under a real (test-harness) Prefect server: outputs, cross-run caching,
 recomputation when a cached output was removed, and the whole in-process pipeline (every dvc.yaml
-stage, per-RM fan-out, dependency order, stop at the first failure)."""
+stage, per-RM fan-out, dependency order, stop at the first failure, every file a stage reads declared)."""
+import json
 import os
 import shutil
 from pathlib import Path
@@ -10,6 +11,7 @@ import yaml
 
 from tasks.core import layout
 from tasks.core.artifacts import file_hash, read_table
+from tests import file_reads
 from tests.conftest import ROOT, ingest_params, make_row, write_json_rows
 from tests.test_llm_transformers import build_tiny_llama
 from tests.stage_project import DUMMY, project_params, save_params, use_test_llm
@@ -72,11 +74,11 @@ PIPELINE_RMS = ("bradley-terry", "length-longer", "random", "similarity")
 
 
 def _tiny_pipeline_project(root: Path) -> dict:
-    """The default params, shrunk: 1 sample question per domain and split, bm25, one short training
+    """The default params, shrunk: 2 sample questions per domain and split (a test one per half), bm25, one short training
     epoch, 2 BoN samples, fewer resamples, four RMs, and every LLM (planner, pair writer, generic
     answers, proxy annotator, BoN policy) the dummy backend."""
     shutil.copytree(ROOT / "prompts", root / "prompts")   # a project folder carries its prompts, as the repo does
-    params = project_params(root, configs=CONFIGS, splits=("train", "test"), limit=1)
+    params = project_params(root, configs=CONFIGS, splits=("train", "test"), limit=2)   # a test question per half
     shrink = lambda group, **values: group.update({k: v for k, v in values.items() if k in group})  # noqa: E731
     shrink(params["train_rm"], epochs=1, max_length=128)
     shrink(params["bon"], n=2, max_k=2, bootstrap=200)
@@ -160,6 +162,7 @@ def test_whole_pipeline_fans_out_per_rm_in_dag_order_and_stops_at_the_first_fail
     # with the stage's one-line reason
     params["scoring"]["rms"]["random"] = {"kind": "seq-cls", "model": str(tmp_path / "no-such-model")}
     save_params(tmp_path, params)
+    reads = file_reads.record(tmp_path, monkeypatch)   # every stage run from here: what it reads
     state = pipeline(return_state=True)
     assert state.is_failed() and state.message.startswith("score: scoring.rms.random.model: cannot load"), state.message
     failed_run = _subflow_runs(state)
@@ -183,6 +186,12 @@ def test_whole_pipeline_fans_out_per_rm_in_dag_order_and_stops_at_the_first_fail
     _assert_dependency_order(ran, stages)
     assert ran[:len(failed_run)] == [stage for stage, _ in failed_run], "the same order as before the failure"
     assert {p: Path(p).stat().st_mtime_ns for p in before} == before, "stages before the failure: from the cache"
+    file_reads.stop()
+    assert {stage for stage, _ in reads} == {stage for stage, _ in stages}, "every stage ran, its reads recorded"
+    bad = file_reads.undeclared(reads, params)
+    assert bad == {}, f"stages read files the stage table does not declare: {json.dumps(bad, indent=1)}"
+    split = json.loads(Path(layout.CORRELATION["metrics"]).read_text())
+    assert (split["benchmark_n"], split["downstream_n"], split["overlap"]) == (3, 3, 0), "one test question per half"
 
     for rm in rms:   # the fan-out: each RM's own scores, every strategy, and its own BoN scores
         scores = read_table(layout.scores(rm)["scores"], "scores").to_pylist()

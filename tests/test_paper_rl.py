@@ -19,7 +19,8 @@ SAMPLE = ROOT / "data" / "sample"
 def paper_params(tmp: Path, policy: str) -> dict:
     params = yaml.safe_load((ROOT / "params-paper.yaml").read_text())
     params["common"].update(cache_dir=str(tmp / "cache"), torch_threads=2)
-    params["ingest"].update(source="files", path=str(SAMPLE / "rewardbench"), limit_per_split=1)
+    params["ingest"].update(source="files", path=str(SAMPLE / "rewardbench"),
+                            limit_per_split=2)   # a test question per half
     params["ingest"]["rl_prompts"].update(source="files", path=str(SAMPLE / "lamp_qa"), limit_per_split=4)
     params["profiles"].update(retriever="bm25")
     params["scoring"]["rms"] = {"length-longer": {"kind": "length-longer"}}
@@ -72,7 +73,7 @@ def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_po
 
     params = paper_params(tmp_path, str(sample_policy))
     o = lambda d: {k: str(tmp_path / v) for k, v in d.items()}  # noqa: E731
-    ingest.run(params["ingest"], o(layout.INGEST))
+    ingest.run(params["ingest"], o(layout.INGEST), params["common"]["seed"])
     profiles.run(params["profiles"], params["common"], {"questions": o(layout.INGEST)["questions"],
                                                         "profiles": o(layout.INGEST)["profiles"]}, o(layout.PROFILES))
     questions = pq.read_table(o(layout.INGEST)["questions"]).to_pylist()
@@ -83,7 +84,7 @@ def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_po
     ingested = json.loads(Path(o(layout.INGEST)["metrics"]).read_text())
     assert ingested["rl_prompt_questions"] == 12 and {f["role"] for f in ingested["files"]} == {"benchmark", "rl_prompts"}
 
-    inputs = {"questions": o(layout.INGEST)["questions"], "ranked_profile": o(layout.PROFILES)["ranked_profile"],
+    inputs = {"questions": o(layout.INGEST)["questions"], "halves": o(layout.INGEST)["halves"], "ranked_profile": o(layout.PROFILES)["ranked_profile"],
               "profile_context": o(layout.PROFILES)["profile_context"],
               "inferred_rubrics": o(layout.RUBRICS)["inferred_rubrics"]}
     m = train.run(params, "length-longer", inputs, o(layout.rl_train("length-longer")))
@@ -103,15 +104,17 @@ def test_reduced_paper_rl_runs_end_to_end_on_local_stand_ins(tmp_path, sample_po
     write_table([*questions, {**test, "id": "x", "domain": "Elsewhere"}], tmp_path / "q.parquet", "questions")
     with pytest.raises(ConfigError, match="has no policy for domain 'Elsewhere'"):   # no train questions there
         evaluate.run(eval_params, {"questions": str(tmp_path / "q.parquet"), "ranked_profile": inputs["ranked_profile"],
+                                   "halves": inputs["halves"],
                                    "policies": {"length-longer": str(policy)}}, o(layout.RL_EVAL))
     assert not Path(o(layout.RL_EVAL)["eval"]).exists(), "refused before any answer"
     em = evaluate.run(eval_params, {"questions": inputs["questions"], "ranked_profile": inputs["ranked_profile"],
+                                    "halves": inputs["halves"],
                                     "policies": {"length-longer": str(policy)}}, o(layout.RL_EVAL))
     assert em["decoding"] == "sampled, temperature 1.0"
     assert {f"llm:length-longer:{d}" + s for d in domains for s in ("", f"@seed{seeds[1]}")} <= set(em["run"])
     assert em["policies"]["length-longer"]["seeds"] == 2 and em["policies"]["length-longer"]["seed_sd"] is not None
     answers = pq.read_table(o(layout.RL_EVAL)["answers"]).to_pylist()
-    n_test = sum(q["split"] == "test" for q in questions)
+    n_test = sum(q["split"] == "test" for q in questions) // 2   # the downstream half
     assert {a["split"] for a in answers} == {"test"} and len(answers) == (1 + len(seeds)) * n_test   # baseline + seeds
 
     train_files = sorted((SAMPLE / "lamp_qa").glob("*_train.json"))

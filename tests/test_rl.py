@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from tasks.core import layout
+from tasks.core import halves, layout
 from tasks.core.artifacts import file_hash, write_table
 from tasks.models.rms.base import AnswerScore, RewardModel
 from tests.conftest import BYTECODE, ROOT, flow_log_lines
@@ -59,7 +59,8 @@ def toy_project(root: Path, n_train=6, n_test=3, domains=("Lifestyle",)) -> dict
     write_table(qs, root / layout.INGEST["questions"], "questions")
     write_table(ranked, root / layout.PROFILES["ranked_profile"], "ranked_profile")
     write_table(ctx, root / layout.PROFILES["profile_context"], "profile_context")
-    return {"questions": str(root / layout.INGEST["questions"]),
+    write_table(halves.assign(qs, 0, 0), root / layout.INGEST["halves"], "halves")   # unsplit: every question
+    return {"questions": str(root / layout.INGEST["questions"]), "halves": str(root / layout.INGEST["halves"]),
             "ranked_profile": str(root / layout.PROFILES["ranked_profile"]),
             "profile_context": str(root / layout.PROFILES["profile_context"]),
             "inferred_rubrics": str(root / layout.RUBRICS["inferred_rubrics"])}
@@ -302,7 +303,8 @@ def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tin
                   outputs(tmp_path, rm))
         policies[rm] = outputs(tmp_path, rm)["policy"]
     out = {k: str(tmp_path / v) for k, v in layout.RL_EVAL.items()}
-    ins = {"questions": inputs["questions"], "ranked_profile": inputs["ranked_profile"], "policies": policies}
+    ins = {"questions": inputs["questions"], "halves": inputs["halves"], "ranked_profile": inputs["ranked_profile"],
+           "policies": policies}
     m = evaluate.run(params, ins, out)
     table = pq.read_table(out["eval"]).to_pylist()
     assert [(r["rm"], r["baseline"]) for r in table] == [("(untrained)", True), ("length-longer", False)]
@@ -367,7 +369,7 @@ def test_two_seeds_train_two_policies_and_rl_eval_reports_their_spread(tmp_path,
     assert [s["seed"] for s in steps] == [str(seed)] * 2 + [str(seed + 1)] * 2
     out = {k: str(tmp_path / v) for k, v in layout.RL_EVAL.items()}
     rl = evaluate.run(params, {"questions": inputs["questions"], "ranked_profile": inputs["ranked_profile"],
-                               "policies": {"length-longer": str(folder)}}, out)
+                               "halves": inputs["halves"], "policies": {"length-longer": str(folder)}}, out)
     answers = pq.read_table(out["answers"]).to_pylist()
     mine = [a for a in answers if a["rm"] == "length-longer"]
     assert sorted({a["seed"] for a in mine}) == [seed, seed + 1] and len(mine) == 6

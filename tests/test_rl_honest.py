@@ -98,7 +98,7 @@ def test_invalid_answers_and_the_paired_gain_reach_metrics_rl_json(tmp_path, tin
 
     monkeypatch.setattr(evaluate, "answer", answer)
     out = {k: str(tmp_path / v) for k, v in layout.RL_EVAL.items()}
-    evaluate.run(params, {"questions": inputs["questions"], "ranked_profile": inputs["ranked_profile"],
+    evaluate.run(params, {"questions": inputs["questions"], "ranked_profile": inputs["ranked_profile"], "halves": inputs["halves"],
                           "policies": policies}, out)
     m = json.loads(Path(out["metrics"]).read_text())["policies"]
     assert (m["gappy"]["invalid_answers"], m["gappy"]["questions"], m["gappy"]["scored"]) == (2, 6, 4)
@@ -175,7 +175,7 @@ def test_per_domain_policies_answer_their_own_domain(tmp_path, tiny_policy):  # 
     steps = Path(outputs(tmp_path, "length-longer")["plot_data"]).read_text().splitlines()
     assert steps[0].startswith("domain,step") and {s.split(",")[0] for s in steps[1:]} == {"Art", "Society"}
     out = {k: str(tmp_path / v) for k, v in layout.RL_EVAL.items()}
-    em = evaluate.run(params, {"questions": inputs["questions"], "ranked_profile": inputs["ranked_profile"],
+    em = evaluate.run(params, {"questions": inputs["questions"], "ranked_profile": inputs["ranked_profile"], "halves": inputs["halves"],
                                "policies": {"length-longer": str(folder)}}, out)
     assert {"llm:length-longer:Art", "llm:length-longer:Society"} <= set(em["run"])
     rows = [r for r in pq.read_table(out["answers"]).to_pylist() if r["rm"] == "length-longer"]

@@ -104,7 +104,7 @@ def test_pairs_stage_plot_shows_each_sources_judge_means_per_domain(tmp_path, fi
     params = make_project(tmp_path, configs=("Lifestyle_and_Personal_Development", "Art_and_Entertainment"), limit=2)
     inputs = {"questions": str(tmp_path / layout.INGEST["questions"]),
               "ranked_profile": str(tmp_path / layout.PROFILES["ranked_profile"]),
-              "reference_pairs": str(tmp_path / layout.INGEST["pairs"])}
+              "reference_pairs": str(tmp_path / layout.INGEST["pairs"]), "halves": str(tmp_path / layout.INGEST["halves"])}
     out = {k: str(tmp_path / v) for k, v in layout.PAIRS.items()}
     metrics = pairs.run(params, inputs, out)
     panels = figures[Path(out["plot"]).name]

@@ -41,7 +41,8 @@ def toy_project(root: Path, n_train=16, n_test=6) -> dict:
     write_table(qs, root / layout.INGEST["questions"], "questions")
     write_table(ctx, root / layout.PROFILES["profile_context"], "profile_context")
     write_table(pairs, root / layout.PAIRS["selected_pairs"], "judged_pairs")
-    return {"selected_pairs": str(root / layout.PAIRS["selected_pairs"]),
+    write_table([p for p in pairs if p["split"] == "train"], root / layout.PAIRS["train_pairs"], "judged_pairs")
+    return {"train_pairs": str(root / layout.PAIRS["train_pairs"]),
             "questions": str(root / layout.INGEST["questions"]),
             "profile_context": str(root / layout.PROFILES["profile_context"])}
 

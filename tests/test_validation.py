@@ -44,10 +44,10 @@ CASES = {
 def test_stage_and_validate_give_one_line(case, tmp_path, capsys):
     make, expected = CASES[case]
     path = write_json_rows(tmp_path / "data" / FILE, make())
-    out = {k: str(tmp_path / "out" / f"{k}.x") for k in ("questions", "profiles", "pairs", "quarantine",
+    out = {k: str(tmp_path / "out" / f"{k}.x") for k in ("questions", "profiles", "pairs", "quarantine", "halves",
                                                          "metrics", "plot")}
     with pytest.raises(DataErrors) as err:
-        ingest.run(ingest_params(tmp_path / "data"), out)
+        ingest.run(ingest_params(tmp_path / "data"), out, 1)
     lines = str(err.value).splitlines()
     assert len(lines) == 1 and expected in lines[0] and lines[0].startswith(str(path)), lines
     assert not (tmp_path / "out").exists(), "no partial output"
@@ -109,9 +109,9 @@ def test_valid_file_passes(tmp_path, capsys):
 def test_quarantine_keeps_good_rows_and_reports_bad(tmp_path, figures):
     rows = [make_row(0), make_row(1, question=""), make_row(2), make_row(3, profile=[]), make_row(4, id="1_0_0")]
     write_json_rows(tmp_path / "data" / FILE, rows)
-    out = {k: str(tmp_path / "out" / f"{k}.parquet") for k in ("questions", "profiles", "pairs", "quarantine")}
+    out = {k: str(tmp_path / "out" / f"{k}.parquet") for k in ("questions", "profiles", "pairs", "quarantine", "halves")}
     out |= {"metrics": str(tmp_path / "out" / "m.json"), "plot": str(tmp_path / "out" / "p.png")}
-    metrics = ingest.run(ingest_params(tmp_path / "data", on_error="quarantine"), out)
+    metrics = ingest.run(ingest_params(tmp_path / "data", on_error="quarantine"), out, 1)
 
     import pyarrow.parquet as pq
 
@@ -161,10 +161,10 @@ def test_an_id_seen_in_another_file_or_split_is_a_duplicate(tmp_path, capsys):
     other = write_json_rows(data / "Lifestyle_and_Personal_Development_test.json", [make_row(0), make_row(3)])
     expected = [f"{test}: row 1 (id=1_0_1): field 'id': duplicate id, first seen at {train} row 1",
                 f"{other}: row 0 (id=1_0_0): field 'id': duplicate id, first seen at {train} row 0"]
-    out = {k: str(tmp_path / "out" / f"{k}.x") for k in ("questions", "profiles", "pairs", "quarantine",
+    out = {k: str(tmp_path / "out" / f"{k}.x") for k in ("questions", "profiles", "pairs", "quarantine", "halves",
                                                          "metrics", "plot")}
     with pytest.raises(DataErrors) as err:
-        ingest.run(ingest_params(data), out)
+        ingest.run(ingest_params(data), out, 1)
     assert str(err.value).splitlines() == expected
     assert not (tmp_path / "out").exists(), "no partial output"
     assert cli(["validate", str(data)]) == 1

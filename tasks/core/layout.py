@@ -4,6 +4,7 @@ INGEST = {
     "questions": "data/ingest/questions.parquet",
     "profiles": "data/ingest/profiles.parquet",
     "pairs": "data/ingest/pairs.parquet",
+    "halves": "data/ingest/halves.parquet",         # test questions: benchmark or downstream half (core/halves.py)
     "quarantine": "data/ingest/quarantine.parquet",
     "metrics": "metrics/ingest.json",
     "plot": "plots/ingest_profile_sizes.png",
@@ -20,7 +21,8 @@ RUBRICS = {
 PAIRS = {
     "generated_pairs": "data/pairs/generated.parquet",
     "judged_pairs": "data/pairs/judged.parquet",      # every source, judged
-    "selected_pairs": "data/pairs/selected.parquet",  # what scoring reads (pairs.source)
+    "selected_pairs": "data/pairs/selected.parquet",  # what scoring reads (pairs.source): the benchmark half
+    "train_pairs": "data/pairs/train.parquet",        # the selected pairs of train_rm.splits: what trains
     "metrics": "metrics/pairs.json",
     "plot": "plots/pairs_validity.png",
 }

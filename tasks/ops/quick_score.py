@@ -62,7 +62,7 @@ def _ingest_released(data: str, params: dict) -> dict:
     work = Path(params["common"]["cache_dir"]) / "score-data" / key
     out_i = {k: str(work / v) for k, v in layout.INGEST.items()}
     if not all(Path(out_i[k]).exists() for k in ("questions", "profiles", "pairs")):
-        ingest.run(p, out_i)
+        ingest.run(p, out_i, int(params["common"]["seed"]))
     return {"questions": out_i["questions"], "profiles": out_i["profiles"], "profile_context": None,
             "pairs": out_i["pairs"], "inferred_rubrics": None}
 

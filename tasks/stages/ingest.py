@@ -198,14 +198,17 @@ def ingest_from_params(p: dict) -> IngestResult:
                   prompts=prompts)
 
 
-def run(p: dict, out: dict) -> dict:
-    """Ingest stage end to end: read, validate, write every artifact atomically. Returns metrics."""
+def run(p: dict, out: dict, seed: int) -> dict:
+    """Ingest stage end to end: read, validate, write every artifact atomically. Returns metrics.
+    `halves` records which test questions score and which go downstream (tasks/core/halves.py)."""
+    from tasks.core import halves
     from tasks.core.artifacts import write_table
     from tasks.core.runlog import write_metrics
 
     res = ingest_from_params(p)
     for name in ("questions", "profiles", "pairs", "quarantine"):
         write_table(getattr(res, name), out[name], name)
+    write_table(halves.assign(res.questions, p.get("downstream_share") or 0, seed), out["halves"], "halves")
     metrics = ingest_metrics(res)
     write_metrics(metrics, out["metrics"])
     plot_profile_sizes(res, out["plot"])
@@ -225,7 +228,7 @@ def plot_profile_sizes(res: IngestResult, path) -> None:
 # --- the stage as flows/stage.py runs it ------------------------------------------------------------
 
 def stage_run(params: dict, inputs: dict, out: dict) -> dict:
-    return run(params["ingest"], out)
+    return run(params["ingest"], out, int(params["common"]["seed"]))
 
 
 def source_key(s: dict):

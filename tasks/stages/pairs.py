@@ -144,6 +144,7 @@ def plot_validity(metrics: dict, path) -> None:
 
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
+    from tasks.core import halves
     from tasks.core.artifacts import read_table, write_table
     from tasks.core.runlog import write_metrics
     from tasks.core.errors import ConfigError
@@ -156,6 +157,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     generating = p["generate"] or p["source"] == "generate"
     llm = res.llm(p["llm"]) if generating else None   # fail fast (a missing key) before any work
     questions = [q for q in read_table(inputs["questions"], "questions").to_pylist() if q["split"] in p["splits"]]
+    questions = halves.keep(questions, halves.read(inputs["halves"]), halves.BENCHMARK)   # none BoN / RL answer
     questions = questions[: p["questions_limit"]] if p.get("questions_limit") else questions
     by_id = {q["id"]: q for q in questions}
     generated = []
@@ -173,12 +175,14 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
               "reference": judge_pairs(reference, by_id, judge, "reference")}
     write_table(generated, out["generated_pairs"], "generated_pairs")
     write_table(judged["generate"] + judged["reference"], out["judged_pairs"], "judged_pairs")
-    write_table(select(judged[p["source"]], p["keep_invalid"]), out["selected_pairs"], "judged_pairs")
+    selected, trains = select(judged[p["source"]], p["keep_invalid"]), set(params["train_rm"]["splits"])
+    write_table([r for r in selected if r["split"] not in trains], out["selected_pairs"], "judged_pairs")
+    write_table([r for r in selected if r["split"] in trains], out["train_pairs"], "judged_pairs")
     metrics = {"selected_source": p["source"], "keep_invalid": p["keep_invalid"], "judge": judge.identity(),
                "generation_format_invalid": sum(not g["format_ok"] for g in generated),
                **pair_metrics({k: v for k, v in judged.items() if v},
                               {q: len(by_id[q]["rubric_aspects"]) for q in by_id})}
-    metrics["selected_pairs"] = len(select(judged[p["source"]], p["keep_invalid"]))
+    metrics["selected_pairs"] = len(selected)
     metrics["run"] = res.stats()
     write_metrics(metrics, out["metrics"])
     plot_validity({k: metrics[k] for k in judged if k in metrics}, out["plot"])

@@ -8,6 +8,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from tasks.core import halves
 from tasks.stages.ingest import first_per_domain
 from tasks.models.llm import GenParams
 from tasks.stages.profiles import format_profile
@@ -87,6 +88,13 @@ def rubric_metrics(rows: list[dict], questions: list[dict], encoder, threshold: 
             "precision_valid_only": round(float(np.mean(all_prec)), 4) if all_prec else None}
 
 
+def per_half(questions: list[dict], by_id: dict, limit: int | None) -> list[dict]:
+    """per_domain_limit in each half: the first N questions scoring reads and the first N BoN / RL read."""
+    kept = {q["id"] for half in (halves.BENCHMARK, halves.DOWNSTREAM)
+            for q in first_per_domain(halves.keep(questions, by_id, half), limit)}
+    return [q for q in questions if q["id"] in kept]
+
+
 def run(params: dict, inputs: dict, out: dict) -> dict:
     from tasks.core.artifacts import read_table, write_table
     from tasks.core.runlog import write_metrics
@@ -96,7 +104,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     llm = res.llm(p["llm"])   # fail fast (a missing key) before any work
     questions = [q for q in read_table(inputs["questions"], "questions").to_pylist() if q["split"] in p["splits"]]
     questions = questions[: p["questions_limit"]] if p.get("questions_limit") else questions
-    questions = first_per_domain(questions, p.get("per_domain_limit"))
+    questions = per_half(questions, halves.read(inputs["halves"]), p.get("per_domain_limit"))
     ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
     rows = plan(questions, ranked, llm, p, res.seed)
     write_table(rows, out["inferred_rubrics"], "inferred_rubrics")

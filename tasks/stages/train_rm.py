@@ -121,10 +121,10 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
                           "train on questions the benchmark does not test")
     if not p["splits"]:   # a setting with no training pairs (the released benchmark is test only)
         return not_trained(out)
-    pairs = read_train_pairs(inputs["selected_pairs"], p["splits"])
+    pairs = read_train_pairs(inputs["train_pairs"], p["splits"])
     if not pairs:
         raise ConfigError(f"train_rm.splits: no selected pairs in splits {p['splits']} "
-                          f"of {inputs['selected_pairs']}")
+                          f"of {inputs['train_pairs']}")
     questions = {q["id"]: q["question"] for q in read_table(inputs["questions"], "questions").to_pylist()}
     context = load_contexts(p["strategy"], inputs["questions"], inputs["profile_context"], inputs.get("inferred_rubrics"))
     backbone_path, backbone_id = resolve_model(p["backbone"])

@@ -65,6 +65,9 @@ class Ingest(Group):
     on_error: Literal["fail", "quarantine"] = F("fail", "quarantine: bad rows go to data/ingest/quarantine.parquet")
     limit_per_split: int | None = F(None, "cost control: keep the first N good rows per file", ge=1)
     pair_source: str = F("sample", "label recorded as generator 'reference:<label>' on ingested pairs")
+    downstream_share: float = Field(0.5, ge=0, lt=1, description=(
+        "share of each domain's test questions kept for BoN and RL evaluation, apart from the scored ones "
+        "(seeded hash; 0 = no split: every question in both)"))
     rl_prompts: RlPrompts | None = F(None, "a second source for RL training prompts only (questions and profiles; "
                                            "narrative and rubric dropped): null = RL reads ingest.splits")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from tasks.core.schemas.pipeline import (  # noqa: F401 - every schema importable from here
-    ASPECT, QUESTIONS, PROFILES, PAIRS, QUARANTINE, RANKED_PROFILE, PROFILE_CONTEXT, INFERRED_RUBRICS,
+    ASPECT, QUESTIONS, HALVES, PROFILES, PAIRS, QUARANTINE, RANKED_PROFILE, PROFILE_CONTEXT, INFERRED_RUBRICS,
     GENERATED_PAIRS, JUDGED_PAIRS, SCORES, LIST_SCORES, LEADERBOARD,
 )
 from tasks.core.schemas.downstream import (  # noqa: F401 - every schema importable from here
@@ -15,6 +15,7 @@ from tasks.core.schemas.downstream import (  # noqa: F401 - every schema importa
 
 SCHEMAS: dict[str, pa.Schema] = {
     "questions": QUESTIONS,
+    "halves": HALVES,
     "profiles": PROFILES,
     "pairs": PAIRS,
     "quarantine": QUARANTINE,

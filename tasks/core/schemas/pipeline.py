@@ -15,6 +15,13 @@ QUESTIONS = pa.schema([
     ("rubric_aspects", pa.list_(ASPECT)),
 ])
 
+HALVES = pa.schema([                  # tasks/core/halves.py: which test questions score, which go downstream
+    ("question_id", pa.string()),
+    ("split", pa.string()),
+    ("domain", pa.string()),
+    ("half", pa.string()),            # benchmark | downstream | both (unsplit: train, or downstream_share 0)
+])
+
 PROFILES = pa.schema([
     ("question_id", pa.string()),
     ("item_id", pa.string()),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 
+from tasks.core import halves
 from tasks.core.errors import ConfigError
 from tasks.core.fidelity import pick
 from tasks.models.llm import GenParams
@@ -105,7 +106,11 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     if int(p["n"]) < 1:
         raise ConfigError(f"bon.n: need at least 1 sample per question, got {p['n']}")
     llm = res.llm(p["policy_llm"])   # fail fast (unknown name, missing key) before any work
-    questions = pick_questions(read_table(inputs["questions"], "questions").to_pylist(), p)
+    everything = read_table(inputs["questions"], "questions").to_pylist()
+    questions = pick_questions(halves.keep(everything, halves.read(inputs["halves"]), halves.DOWNSTREAM), p)
+    if not questions:
+        raise ConfigError(f"bon.splits: no questions in splits {p['splits']} of {inputs['questions']} in the "
+                          f"downstream half ({inputs['halves']}; ingest.downstream_share)")
     ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
     fidelity = res.fidelity
     rows = sample(questions, policy_prompts(questions, ranked, p, fidelity), llm, p, res.seed, fidelity)

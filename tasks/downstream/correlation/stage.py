@@ -17,6 +17,7 @@ from tasks.downstream.correlation.resample import METHOD
 from tasks.downstream.correlation.sides import Side, load_benchmarks, load_external, load_list_benchmarks, null_baselines  # noqa: F401,E501
 from tasks.downstream.correlation.methods import DOWNSTREAM
 from tasks.downstream.correlation.primary import run_primary
+from tasks.downstream.correlation.overlap import question_counts
 from tasks.downstream.correlation.table import format_table, plot
 from tasks.core.errors import ConfigError
 
@@ -213,7 +214,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
                       for k in ("shares_llm_with", "shares_encoder_with")},
                    in_distribution=sorted(rm for rm, v in rm_labels.items() if v["in_distribution"]),
                    not_bon_capable=sorted(scored - downs["bon"].rms()) if "bon" in downs else None,
-                   not_capable={d: sorted(scored - downs[d].rms()) for d in p["downstream"]})
+                   not_capable={d: sorted(scored - downs[d].rms()) for d in p["downstream"]},
+                   **question_counts(benches, downs))
     write_metrics(metrics, out["metrics"])
     plot(points, rows, p["min_rms"], out["plot"])
     return metrics

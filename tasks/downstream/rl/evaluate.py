@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from tasks.core.determinism import stable_rng
+from tasks.core import halves
 from tasks.core.errors import ConfigError
 from tasks.downstream.judging import bootstrap_means, judge_once, percentile_ci
 from tasks.downstream.rl import EVAL_PARAMS, TRAINED, rl_params
@@ -234,10 +235,12 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     judge = make_judge(params["bon"]["judge"], encoder_factory=res.encoder, llm_factory=res.llm, seed=seed,
                        fidelity=res.fidelity)
     everything = read_table(inputs["questions"], "questions").to_pylist()
+    everything = halves.keep(everything, halves.read(inputs["halves"]), halves.DOWNSTREAM)   # none is scored
     questions = pick_questions(everything, {"splits": e["splits"], "domains": None,
                                             "questions_limit": e["questions_limit"]})
     if not questions:
-        raise ConfigError(f"rl.eval.splits: no questions in splits {e['splits']} of {inputs['questions']}")
+        raise ConfigError(f"rl.eval.splits: no questions in splits {e['splits']} of {inputs['questions']} in the "
+                          f"downstream half ({inputs['halves']}; ingest.downstream_share)")
     ranked = read_table(inputs["ranked_profile"], "ranked_profile").to_pylist()
     prompt_of = dict(zip((q["id"] for q in questions), policy_prompts(questions, ranked, eval_prompt_params(p),
                                                                                 res.fidelity)))

@@ -1,0 +1,70 @@
+"""A param change reruns only the stages that read it: DVC compares each stage's declared params
+(dvc.yaml, generated from the stage table), so the declarations decide. Read here as DVC reads them:
+a declared key covers the keys under it, foreach stages once per entry of the shipped params.
+(tests/test_dvc_deps.py checks the same with `dvc status` on recorded stages.)"""
+import pytest
+import yaml
+
+from tasks.core import stage_table as stages
+from tests.conftest import ROOT
+
+SHIPPED = yaml.safe_load((ROOT / "params.yaml").read_text())
+RMS = sorted(SHIPPED["scoring"]["rms"])
+BENCHES = sorted(SHIPPED["benchmarks"])
+
+
+def _declared() -> dict[str, list[str]]:
+    """stage (name@key for a foreach) -> its params keys in dvc.yaml."""
+    out = {}
+    for name, body in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
+        if "foreach" not in body:
+            out[name] = body.get("params") or []
+            continue
+        group = body["foreach"][2:-1]
+        entries = SHIPPED
+        for part in group.split("."):
+            entries = entries[part]
+        for key in sorted(entries):
+            out[f"{name}@{key}"] = [p.replace("${key}", key) for p in body["do"].get("params") or []]
+    return out
+
+
+def reading(key: str) -> set[str]:
+    """The stages whose declared params cover `key` (or a key under it)."""
+    return {s for s, keys in _declared().items()
+            if any(key == k or key.startswith(k + ".") or k.startswith(key + ".") for k in keys)}
+
+
+def each(stage: str, names) -> set[str]:
+    return {f"{stage}@{n}" for n in names}
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("bon.bootstrap", {"bon_report"}),                   # a resampling count: never resamples the answers
+    ("bon.n", {"bon_sample", "correlation"}),   # correlation: the primary test's design (its power)
+    ("bon.strategy", each("bon_score", RMS)),
+    ("rl.eval.questions_limit", {"rl_eval"}),            # the eval budget never retrains
+    ("rl.train.updates", each("rl_train", RMS)),
+    ("scoring.per_domain_limit", each("score", RMS)),
+    ("ingest.downstream_share", {"ingest"}),             # then only the readers of the halves, by content
+    ("train_rm.epochs", {"train_rm"}),
+    ("correlation.bootstrap", {"correlation"}),
+    ("leaderboard.bootstrap", {"leaderboard"} | each("bench_score", BENCHES)),
+    ("scoring.rms.random", {"score@random", "bon_score@random", "rl_train@random", "leaderboard", "bon_report",
+                            "rl_eval", "correlation"} | each("bench_score", BENCHES)),
+])
+def test_a_param_reruns_only_its_readers_and_the_report(key, expected):
+    assert reading(key) == expected | {"report"}
+
+
+def test_a_stage_declares_a_whole_group_only_of_its_own():
+    """A whole group of another stage (a key with no dot) would rerun the stage for every key of it;
+    `common` (cache, seed, threads) and `llms` (entries are picked by name at run time) are the exceptions."""
+    shared = {"common", "llms"}
+    for name, keys in _declared().items():
+        stage = name.partition("@")[0]
+        if stage == "report":   # the page lists every param that differs from the shipped files
+            continue
+        wide = [k for k in keys if "." not in k and k not in shared | {stage}]
+        assert wide == [], f"{name} declares whole groups {wide}: name the keys it reads"
+    assert set(stages.STAGES["report"].params) >= set(SHIPPED) - set(stages.NOT_ON_THE_PAGE)
