@@ -166,6 +166,6 @@ def ingest_params(path, **overrides) -> dict:
     p = {"source": "files", "path": str(path), "hub_id": "alireza7/LaMP-QA", "layout": "auto",
          "configs": ["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"],
          "splits": ["train", "test"], "on_error": "fail", "limit_per_split": None, "pair_source": "test",
-         "downstream_share": 0.5, "rl_prompts": None}
+         "downstream_share": 0.5, "rl_prompts": None, "revision": None}
     p.update(overrides)
     return p

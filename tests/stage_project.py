@@ -13,13 +13,15 @@ DUMMY = {"backend": "dummy", "model": "dummy"}
 
 
 def project_params(root: Path, *, configs=("Lifestyle_and_Personal_Development",), splits=("test",),
-                   limit: int | None = 3, llm: dict | None = None) -> dict:
+                   limit: int | None = 3, llm: dict | None = None, downstream_share: float | None = None) -> dict:
     """params.yaml of a project on part of the bundled sample, written to `root`: bm25 retrieval
     (no model load), the LLM stages pointed at `llm` (default: the dummy backend)."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["common"]["cache_dir"] = str(root / "cache")
     params["ingest"].update(path=str(SAMPLE / "rewardbench"), configs=list(configs), splits=list(splits),
                             limit_per_split=limit)
+    if downstream_share is not None:   # 0: every test question scored (no BoN/RL half)
+        params["ingest"]["downstream_share"] = downstream_share
     params["profiles"]["retriever"] = "bm25"
     use_test_llm(params, llm or DUMMY, splits)
     save_params(root, params)
@@ -27,10 +29,11 @@ def project_params(root: Path, *, configs=("Lifestyle_and_Personal_Development",
 
 
 def make_project(root: Path, *, configs=("Lifestyle_and_Personal_Development",), splits=("test",),
-                 limit: int | None = 3, llm: dict | None = None) -> dict:
+                 limit: int | None = 3, llm: dict | None = None, downstream_share: float | None = None) -> dict:
     """Ingest part of the bundled sample and rank profiles with bm25 (no model load);
     params.yaml points the LLM stages at `llm` (default: the dummy backend)."""
-    params = project_params(root, configs=configs, splits=splits, limit=limit, llm=llm)
+    params = project_params(root, configs=configs, splits=splits, limit=limit, llm=llm,
+                            downstream_share=downstream_share)
     out_ingest = {k: str(root / v) for k, v in layout.INGEST.items()}
     ingest.run(params["ingest"], out_ingest, params["common"]["seed"])
     out_prof = {k: str(root / v) for k, v in layout.PROFILES.items()}

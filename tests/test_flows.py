@@ -25,6 +25,7 @@ def project(tmp_path, monkeypatch):
     params["ingest"] = ingest_params(data)
     params["common"]["cache_dir"] = str(tmp_path / "cache")
     params["profiles"]["k"] = 4
+    params["pairs"]["profile_k"] = 4   # <= profiles.k (a params rule)
     use_test_llm(params, DUMMY)
     params["pairs"]["source"] = "generate"   # these rows carry no reference pairs
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))

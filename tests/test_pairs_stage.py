@@ -60,7 +60,7 @@ def test_sigkill_then_rerun_makes_only_missing_calls(tmp_path):
     killed, clean = tmp_path / "killed", tmp_path / "clean"
     for root in (killed, clean):
         root.mkdir()
-        make_project(root, limit=5, llm=slow_dummy)
+        make_project(root, limit=5, llm=slow_dummy, downstream_share=0)
     total = 10   # 5 questions × (chosen, rejected); the dummy always parses
 
     proc = _run_stage(killed, wait=False)
@@ -119,7 +119,7 @@ def test_gemini_with_30pct_faults_completes_every_row_and_never_leaks_the_key(tm
                           timeout_sleep_s=1.5) as server:
         llm = {"backend": "gemini", "model": "gemini-2.5-flash", "base_url": server.url, "timeout_s": 1.0,
                "concurrency": 4, "max_retries": 10, "backoff_base_s": 0.02, "backoff_max_s": 0.2}
-        make_project(tmp_path, limit=6, llm=llm)
+        make_project(tmp_path, limit=6, llm=llm, downstream_share=0)
         out = _run_stage(tmp_path, {"GEMINI_API_KEY": KEY})
         assert sum(server.faults.values()) > 0
     rows = pq.read_table(tmp_path / layout.PAIRS["generated_pairs"]).to_pylist()
@@ -147,7 +147,7 @@ def test_openai_compatible_server_is_a_params_change(tmp_path):
 
     with FakeOpenAIServer(lambda messages, seed: "Keep it simple: two pots, cheap seeds, a sunny rail.",
                           api_key=None) as server:
-        make_project(tmp_path, limit=2, llm={"backend": "openai", "model": "Qwen/Qwen2.5-0.5B-Instruct",
+        make_project(tmp_path, limit=2, downstream_share=0, llm={"backend": "openai", "model": "Qwen/Qwen2.5-0.5B-Instruct",
                                              "base_url": f"{server.url}/v1"})
         _run_stage(tmp_path)
         assert server.served == 4

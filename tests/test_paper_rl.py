@@ -36,7 +36,10 @@ def paper_params(tmp: Path, policy: str) -> dict:
 @pytest.fixture(scope="module")
 def sample_policy(tmp_path_factory) -> Path:
     """The tiny random policy, its vocabulary covering the sample's text and the policy prompt."""
-    texts = [(ROOT / "prompts" / "bon_policy.txt").read_text(), "… [ ] " + " ".join(map(str, range(20)))]
+    paper = yaml.safe_load((ROOT / "params-paper.yaml").read_text())["rl"]   # fidelity release: its prompt, system message
+    texts = [(ROOT / "prompts" / "bon_policy.txt").read_text(), (ROOT / paper["prompt"]).read_text(),
+             paper.get("system_prompt") or "", "Post (Category: ):",   # the release's post layout
+             "… [ ] " + " ".join(map(str, range(20)))]
     for path in sorted((SAMPLE / "lamp_qa").glob("*.json")):
         texts += [f'"{r["question"]}" ' + " ".join(f"({p['category']}) {p['text']}" for p in r["profile"])
                   for r in json.loads(path.read_text())]

@@ -76,9 +76,10 @@ def test_downstream_sections_show_counts_nulls_and_labels(tmp_path, monkeypatch)
     from tasks.ops.report import build
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["scoring"]["rms"] = {k: v for k, v in params["scoring"]["rms"].items() if v.get("kind") != "mixture"}   # real RMs only
     params["scoring"]["rms"].setdefault("smollm2-pointwise", {"kind": "judge-pointwise", "llm": "smollm2",
                                                               "verdict": "logprobs"})   # a BoN-capable LLM judge
-    params["correlation"].update(bootstrap=100, permutations=999)
+    params["correlation"].update(bootstrap=100, permutations=999, bon_k=None)   # this project's BoN: k 1 and 4
     monkeypatch.chdir(tmp_path)
     inputs = _project(tmp_path, params)
     build.run(params, inputs, "0" * 64, {"page": str(tmp_path / "page.html")})

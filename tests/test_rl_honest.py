@@ -90,8 +90,8 @@ def test_invalid_answers_and_the_paired_gain_reach_metrics_rl_json(tmp_path, tin
     policies = {rm: _checkpoint(tmp_path / rm, params, tiny_policy) for rm in ("complete", "gappy")}
     real = evaluate.answer
 
-    def answer(llm, name, questions, prompts, e, seed, trained_seed=None):   # "gappy" leaves 2 questions empty
-        rows = real(llm, name, questions, prompts, e, seed, trained_seed)
+    def answer(llm, name, questions, prompts, e, seed, trained_seed=None, fidelity="corrected"):   # "gappy": 2 empty
+        rows = real(llm, name, questions, prompts, e, seed, trained_seed, fidelity)
         for r in rows[:2] if name == "gappy" else []:
             r.update(text="", valid=False, error="empty reply", answer_hash=None)
         return rows

@@ -27,10 +27,13 @@ def read_at(rev: str | None, path: str, cwd=".") -> dict | None:
 def headline_metrics(board: dict | None, corr: dict | None) -> dict:
     """metrics/headline.json (the report stage writes it): what `dvc metrics diff --targets metrics/headline.json`
     shows, a few dozen rows: accuracy per RM × ranked strategy (evaluation-only ones left out) with its CI,
-    and the primary correlation's estimate, CI and p. dvc's table leaves the [lo, hi] lists out; prbench
-    diff shows them."""
+    and the primary correlation's estimate, CI and p. The positive-control ladder's rungs are left out: the
+    primary test is their one headline number. dvc's table leaves the [lo, hi] lists out; prbench diff shows them."""
     out: dict = {"leaderboard": {}}
+    controls = set((corr or {}).get("positive_controls") or [])
     for rm, per in sorted(((board or {}).get("rms") or {}).items()):
+        if rm in controls:
+            continue
         for s, e in sorted(per.items()):
             if not e.get("evaluation_only") and isinstance(e.get("micro"), dict):
                 out["leaderboard"].setdefault(rm, {})[s] = {"accuracy": e["micro"].get("accuracy"), "ci": e["micro"].get("ci")}
