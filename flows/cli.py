@@ -97,7 +97,7 @@ def cmd_dag(args) -> int:
     if args.outputs:   # every stage's outputs (per-RM ones as globs), e.g. for `make clean-outputs`
         from tasks.core.stage_table import TABLE
 
-        print("\n".join(p.replace("${key}", "*") for s in TABLE for p in s.out().values()))
+        print("\n".join(p.replace(s.token, "*") for s in TABLE for p in s.out().values()))
         return 0
     if args.write:
         print("dvc.yaml: written" if dag.write() else "dvc.yaml: already current")

@@ -68,6 +68,10 @@ MISTAKES = {   # what a user typed -> the one line they get
     "an RL RM that is not an RM": (_edit("  rms:\n  - length-shorter", "  rms:\n  - length-shortr"),
                                    "params.yaml: rl.rms[0]: 'length-shortr' is not an RM under scoring.rms "
                                    "(did you mean 'length-shorter'?)"),
+    "an RL RM listed twice": (_edit("  rms:\n  - length-shorter", "  rms:\n  - length-shorter\n  - length-shorter"),
+                              "params.yaml: rl.rms: 'length-shorter' is listed twice: one rl_train stage per name"),
+    "no RL list (null)": (_edit("  rms:\n  - length-shorter", "  rms:"),
+                          "params.yaml: rl.rms: None is not allowed: a list of strings"),
     "an excluded RM that is not one": (_edit("  exclude_rms:\n  - (oracle)", "  exclude_rms:\n  - (orcale)"),
                                        "params.yaml: correlation.exclude_rms[0]: '(orcale)' is not an RM under "
                                        "scoring.rms (did you mean '(oracle)'?)"),

@@ -10,6 +10,7 @@ from tests.conftest import ROOT
 
 SHIPPED = yaml.safe_load((ROOT / "params.yaml").read_text())
 RMS = sorted(SHIPPED["scoring"]["rms"])
+RL_RMS = sorted(SHIPPED["rl"]["rms"])
 BENCHES = sorted(SHIPPED["benchmarks"])
 
 
@@ -25,7 +26,7 @@ def _declared() -> dict[str, list[str]]:
         for part in group.split("."):
             entries = entries[part]
         for key in sorted(entries):
-            out[f"{name}@{key}"] = [p.replace("${key}", key) for p in body["do"].get("params") or []]
+            out[f"{name}@{key}"] = [p.replace("${key}", key).replace("${item}", key) for p in body["do"].get("params") or []]
     return out
 
 
@@ -44,13 +45,14 @@ def each(stage: str, names) -> set[str]:
     ("bon.n", {"bon_sample", "correlation"}),   # correlation: the primary test's design (its power)
     ("bon.strategy", each("bon_score", RMS)),
     ("rl.eval.questions_limit", {"rl_eval"}),            # the eval budget never retrains
-    ("rl.train.updates", each("rl_train", RMS)),
+    ("rl.train.updates", each("rl_train", RL_RMS)),       # only the RMs RL trains have the stage
     ("scoring.per_domain_limit", each("score", RMS)),
     ("ingest.downstream_share", {"ingest"}),             # then only the readers of the halves, by content
     ("train_rm.epochs", {"train_rm"}),
     ("correlation.bootstrap", {"correlation"}),
     ("leaderboard.bootstrap", {"leaderboard"} | each("bench_score", BENCHES)),
-    ("scoring.rms.random", {"score@random", "bon_score@random", "rl_train@random", "leaderboard", "bon_report",
+    ("rl.rms", {"rl_eval"}),                             # a name more: its own rl_train@<it>, no other trains
+    ("scoring.rms.random", {"score@random", "bon_score@random", "leaderboard", "bon_report",
                             "rl_eval", "correlation"} | each("bench_score", BENCHES)),
 ])
 def test_a_param_reruns_only_its_readers_and_the_report(key, expected):

@@ -59,11 +59,9 @@ def test_dvc_plots_show_renders_its_charts_with_no_network(tmp_path):
         screenshot(tab, "dvc-plots-offline")
     html = page.read_text(encoding="utf-8")
     empty = set(re.findall(r'<div id = "([^"]+)">\s*<script type = "text/javascript">\s*var spec = \{\};', html))
-    # DVC draws nothing for a CSV with no rows: the RL curve of an RM that rl.rms does not train
-    no_rows = {"plots_" + re.sub(r"[/.]", "_", str(f.relative_to(ROOT / "plots"))) for f in (ROOT / "plots").rglob("*.csv")
-               if len(f.read_text(encoding="utf-8").splitlines()) < 2}
+    # a CSV with no rows gives an empty spec and no chart: rl_train runs only for the RMs rl.rms trains, so none is empty
     assert len(charts) == html.count("vegaEmbed('#") >= 2, charts
-    assert empty == no_rows and "plots_leaderboard_csv" not in empty, (empty, no_rows)
-    assert all(n > 0 for c, n in charts if c not in empty), f"charts of data with no marks: {charts}"
+    assert not empty, f"charts with no data: {sorted(empty)}"
+    assert all(n > 0 for c, n in charts), f"charts of data with no marks: {charts}"
     assert not remote, f"the page asked the network for {remote}"
     assert not [e for e in errors if "sourcemap" not in e.lower()], errors

@@ -265,27 +265,28 @@ def test_ppo_counts_failed_rollouts_as_the_worst_and_stops_above_the_budget(tmp_
     assert read_counters(outputs(tmp_path / "stopped", "flaky")["metrics"])["reward_failures"] == 2
 
 
-def test_rms_left_out_or_pairwise_only_get_a_record(tmp_path, tiny_policy, figures):
+def test_a_pairwise_only_rm_gets_a_record_and_an_unlisted_one_is_refused(tmp_path, tiny_policy, figures):
+    from tasks.core.errors import ConfigError
     from tasks.downstream.rl import train
 
     inputs = toy_project(tmp_path)
     params = rl_params(str(tiny_policy))
     params["common"]["cache_dir"] = str(tmp_path / "cache")
-    params["rl"]["rms"] = ["random"]
-    left_out = train.run(params, "length-longer", inputs, outputs(tmp_path, "length-longer"))
-    pairwise = train.run({**params, "rl": {**params["rl"], "rms": None}}, "pairwise", inputs, outputs(tmp_path, "pairwise"))
-    assert (left_out["status"], pairwise["status"]) == ("not selected", "not RL-capable")
-    for rm in ("length-longer", "pairwise"):
-        out = outputs(tmp_path, rm)
-        assert sorted(p.name for p in Path(out["policy"]).iterdir()) == ["policy.json"]
-        assert Path(out["plot"]).exists() and open(out["plot_data"]).read().startswith("domain,step,")
-        panels = figures[Path(out["plot"]).name]
-        assert [ax["texts"] for ax in panels] == [["no training"]] * 3 and not any(ax["series"] for ax in panels)
+    params["rl"]["rms"] = ["random", "pairwise"]
+    pairwise = train.run(params, "pairwise", inputs, outputs(tmp_path, "pairwise"))
+    assert pairwise["status"] == "not RL-capable"
+    out = outputs(tmp_path, "pairwise")
+    assert sorted(p.name for p in Path(out["policy"]).iterdir()) == ["policy.json"]
+    assert Path(out["plot"]).exists() and open(out["plot_data"]).read().startswith("domain,step,")
+    panels = figures[Path(out["plot"]).name]
+    assert [ax["texts"] for ax in panels] == [["no training"]] * 3 and not any(ax["series"] for ax in panels)
+    # rl_train runs only for the names rl.rms lists (its DVC foreach): another name is refused before any work
+    with pytest.raises(ConfigError, match=r"rl.rms: unknown name 'length-longer'"):
+        train.run(params, "length-longer", inputs, outputs(tmp_path, "length-longer"))
+    assert not Path(outputs(tmp_path, "length-longer")["policy"]).exists()
     params["rl"]["rms"] = ["random", "no-such-rm"]
-    from tasks.core.errors import ConfigError
-
-    with pytest.raises(ConfigError, match="rl.rms: unknown name 'no-such-rm'"):
-        train.selection(params["rl"], "random", params["scoring"]["rms"])
+    with pytest.raises(ConfigError, match=r"rl.rms\[1\]: unknown name 'no-such-rm'"):
+        train.check_listed(params, "random")
 
 
 @pytest.mark.slow
@@ -298,9 +299,9 @@ def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tin
     params = rl_params(str(tiny_policy))
     params["common"]["cache_dir"] = str(tmp_path / "cache")
     policies = {}
-    for rm in ("length-longer", "random", "pairwise"):
-        train.run({**params, "rl": {**params["rl"], "rms": ["length-longer", "pairwise"]}}, rm, inputs,
-                  outputs(tmp_path, rm))
+    params["rl"]["rms"] = ["length-longer", "pairwise"]
+    for rm in params["rl"]["rms"]:
+        train.run(params, rm, inputs, outputs(tmp_path, rm))
         policies[rm] = outputs(tmp_path, rm)["policy"]
     out = {k: str(tmp_path / v) for k, v in layout.RL_EVAL.items()}
     ins = {"questions": inputs["questions"], "halves": inputs["halves"], "ranked_profile": inputs["ranked_profile"],
@@ -317,8 +318,7 @@ def test_rl_eval_judges_each_policy_against_the_untrained_baseline(tmp_path, tin
     (base,) = [r for r in table if r["baseline"]]
     assert ax["lines"] == {f"(untrained) {base['mean_score']:.3f}": ([base["mean_score"]] * 2, [0.0, 1.0])}
     assert m["not_trained"] == {"pairwise": {"status": "not RL-capable",
-                                             "reason": "judge-pairwise: pairwise-only, no score for an answer on its own"},
-                                "random": {"status": "not selected", "reason": "rl.rms does not list 'random'"}}
+                                             "reason": "judge-pairwise: pairwise-only, no score for an answer on its own"}}
     answers = pq.read_table(out["answers"]).to_pylist()
     assert len(answers) == 6 and all("secret" not in (a["text"] or "") for a in answers)
     assert read_counters(out["metrics"])["judged_answers"] == len({(a["question_id"], a["answer_hash"]) for a in answers})
@@ -381,9 +381,13 @@ def test_two_seeds_train_two_policies_and_rl_eval_reports_their_spread(tmp_path,
 
 
 def test_rl_stages_depend_on_their_own_rm_and_keys_only():
-    """Adding an RM adds rl_train@<it> and reruns rl_eval (its scoring.rms) only; eval keys never retrain."""
-    do = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["rl_train"]["do"]
-    assert "scoring.rms" not in do["params"] and "rl" not in do["params"] and "rl.eval" not in do["params"]
+    """rl_train runs once per name in rl.rms (no stage for an RM RL does not train); listing another RM adds
+    rl_train@<it> and reruns rl_eval (which reads rl.rms) only; eval keys never retrain."""
+    stage = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["rl_train"]
+    do = stage["do"]
+    assert stage["foreach"] == "${rl.rms}" and do["cmd"].endswith(" ${item}")
+    assert "scoring.rms" not in do["params"] and "rl" not in do["params"] and "rl.rms" not in do["params"]
+    assert "rl.eval" not in do["params"] and "scoring.rms.${item}" in do["params"]
     evaluated = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["rl_eval"]
     assert "rl.train" not in evaluated["params"] and "data/rl/policies" in evaluated["deps"]
     paper = yaml.safe_load((ROOT / "params-paper.yaml").read_text())["rl"]
@@ -393,8 +397,8 @@ def test_rl_stages_depend_on_their_own_rm_and_keys_only():
 @pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_flows_listing_another_rm_trains_only_it(tmp_path, tiny_policy, monkeypatch, prefect_harness):
-    """Editing rl.rms reruns every rl_train@<rm> under DVC; the Prefect cache makes that free except for
-    the RM it adds. Then rl_eval sees both policies."""
+    """Listing another RM in rl.rms trains only it: rl_train@<rm> of the RM already listed is a cache hit
+    (its own key never held the list). Then rl_eval sees both policies."""
     from flows.common import main
     from flows.stage import flow_of
     rl_eval_flow = flow_of("rl_eval")
@@ -406,10 +410,10 @@ def test_flows_listing_another_rm_trains_only_it(tmp_path, tiny_policy, monkeypa
     params["rl"]["rms"] = ["length-longer"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(fit_to_rms(params)))
     monkeypatch.chdir(tmp_path)
-    assert main(rl_train_flow, rm="length-longer") == 0 and main(rl_train_flow, rm="random") == 0
+    assert main(rl_train_flow, rm="length-longer") == 0
     weights = Path(layout.rl_train("length-longer")["policy"]) / "policy.safetensors"
     stamp = weights.stat().st_mtime_ns
-    assert json.loads(Path(layout.rl_train("random")["metrics"]).read_text())["status"] == "not selected"
+    assert main(rl_train_flow, rm="random") == 1 and not Path(layout.rl_train("random")["policy"]).exists()
 
     params["rl"]["rms"] = ["length-longer", "random"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(fit_to_rms(params)))
@@ -430,7 +434,7 @@ def test_paper_setting_without_a_train_split_fails_with_one_clear_message(tmp_pa
     inputs = toy_project(tmp_path, n_train=0)
     params = rl_params(str(tiny_policy))
     paper = yaml.safe_load((ROOT / "params-paper.yaml").read_text())["rl"]
-    params["rl"] = {**paper, "policy": params["rl"]["policy"], "prompt": params["rl"]["prompt"], "rms": None}
+    params["rl"] = {**paper, "policy": params["rl"]["policy"], "prompt": params["rl"]["prompt"], "rms": ["length-longer"]}
     params["common"]["cache_dir"] = str(tmp_path / "cache")
     with pytest.raises(ConfigError, match=r"rl.train.splits: no questions of split\(s\) train .*\(it holds: test\)"):
         train.run(params, "length-longer", inputs, outputs(tmp_path, "length-longer"))

@@ -176,11 +176,14 @@ def test_a_stage_reads_exactly_its_declared_params():
 def test_per_rm_stages_fan_out_over_scoring_rms():
     spec = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     for name in stages.PER_RM:
-        group = stages.STAGES[name].foreach   # scoring.rms, or benchmarks for bench_score
-        assert spec[name]["foreach"] == f"${{{group}}}"
-        assert f"{group}.${{key}}" in spec[name]["do"]["params"], "a key's stage depends on its own entry only"
-        assert spec[name]["do"]["cmd"] == f"python -m flows.stage {name} ${{key}}"
-    assert [n for n in stages.PER_RM if stages.STAGES[n].foreach != "scoring.rms"] == ["bench_score"]
+        s = stages.STAGES[name]   # scoring.rms; benchmarks for bench_score; the rl.rms list for rl_train
+        own = f"scoring.rms.{s.token}" if s.foreach in stages.LISTS else f"{s.foreach}.{s.token}"
+        assert spec[name]["foreach"] == f"${{{s.foreach}}}"
+        assert own in spec[name]["do"]["params"], "a key's stage depends on its own entry only"
+        assert s.foreach not in spec[name]["do"]["params"], "never on the whole list or mapping"
+        assert spec[name]["do"]["cmd"] == f"python -m flows.stage {name} {s.token}"
+    assert {n: stages.STAGES[n].foreach for n in stages.PER_RM if stages.STAGES[n].foreach != "scoring.rms"} == \
+        {"bench_score": "benchmarks", "rl_train": "rl.rms"}
 
 
 def test_layout_paths_are_the_table_outputs():

@@ -49,7 +49,8 @@ def render_stage(stage: Stage, root: Path = ROOT) -> list[str]:
     lines = [head.ljust(COMMENT_COL) + f"# {stage.doc}"]
     ind = "    "
     if stage.per_rm:
-        what = "RM: <stage>@<rm>" if stage.foreach == "scoring.rms" else f"{stage.foreach} entry: <stage>@<name>"
+        what = ("RM: <stage>@<rm>" if stage.foreach == "scoring.rms" else "RM it lists: <stage>@<rm>"
+                if stage.key_arg == "rm" else f"{stage.foreach} entry: <stage>@<name>")
         lines += [f"{ind}foreach: ${{{stage.foreach}}}".ljust(COMMENT_COL) + f"# one stage per {what}",
                   f"{ind}do:"]
         ind += "  "
@@ -66,8 +67,6 @@ def render_stage(stage: Stage, root: Path = ROOT) -> list[str]:
         kind = _kind(path)
         opts = {} if kind == "outs" and path not in stage.tracked else {"cache": False}
         opts.update(stage.plot_axes.get(path, {}))
-        if stage.persist:
-            opts["persist"] = True
         groups[kind] += _entry(path, opts, f"{ind}  ")
     for kind, entries in groups.items():
         if entries:

@@ -11,7 +11,8 @@ may hold the small functions that tell the generic flow what else differs (flows
 `inputs` are other stages' outputs the run function reads (by name); `deps` further data it
 reads (folders, `${params.key}` paths); `params` the keys it reads — its DVC params and its Prefect
 cache key, so a key missing here is a key the stage cannot see. Per-RM stages (`per_rm`) run once per
-`scoring.rms` entry (a DVC foreach), `${key}` standing for the RM's name."""
+`scoring.rms` entry (a DVC foreach), `${key}` standing for the RM's name; rl_train once per name in the
+`rl.rms` list (`${item}`): an RM RL does not train has no stage at all."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from dataclasses import dataclass, field
 from tasks.core import layout, rm_labels
 
 KEY = "${key}"   # the RM's name in a per-RM stage (DVC's foreach key)
+ITEM = "${item}"  # the same over a list (rl.rms): DVC's foreach gives a list's entries as ${item} only
+LISTS = ("rl.rms",)   # the foreach params that are lists of names, not mappings
 FLOW = "flows.stage"     # the one stage flow: `python -m flows.stage <name> [<key>]`
 RUNNER = "flows.runner"  # where a chunked stage's chunks run (a Prefect task runner)
 
@@ -32,7 +35,6 @@ class Stage:
     deps: tuple = ()
     params: tuple = ()
     per_rm: bool = False
-    persist: bool = False              # outputs survive a rerun (DVC `persist`), see rl_train
     schema: type | None = None         # the params group `<name>`'s model, for a stage that brings its own group
     plot_axes: dict = field(default_factory=dict)   # csv plot -> {x:, y:} for `dvc plots`
     tracked: tuple = ()                # outs kept in git (DVC `cache: false`), like metrics and plots: a clone
@@ -50,7 +52,12 @@ class Stage:
     @property
     def key_arg(self) -> str:
         """The flow's argument naming one key of a per-key stage."""
-        return "rm" if self.foreach == "scoring.rms" else "benchmark"
+        return "rm" if self.foreach in ("scoring.rms", *LISTS) else "benchmark"
+
+    @property
+    def token(self) -> str:
+        """What stands for the key in dvc.yaml: ${key} over a mapping, ${item} over a list."""
+        return ITEM if self.foreach in LISTS else KEY
 
     @property
     def code(self) -> tuple[str, ...]:
@@ -62,13 +69,13 @@ class Stage:
     @property
     def cmd(self) -> str:
         """dvc.yaml's command: the generic flow on this stage (and ${key}, one RM or entry, when per key)."""
-        return f"python -m {FLOW} {self.name}" + (f" {KEY}" if self.per_rm else "")
+        return f"python -m {FLOW} {self.name}" + (f" {self.token}" if self.per_rm else "")
 
     def out(self, rm: str | None = None) -> dict:
-        return self.outputs(rm if rm is not None else KEY) if self.per_rm else dict(self.outputs)
+        return self.outputs(rm if rm is not None else self.token) if self.per_rm else dict(self.outputs)
 
     def params_for(self, rm: str | None = None) -> list[str]:
-        return [p.replace(KEY, rm) if rm is not None else p for p in self.params]
+        return [p.replace(self.token, rm) if rm is not None else p for p in self.params]
 
 
 I, P, R, PA = layout.INGEST, layout.PROFILES, layout.RUBRICS, layout.PAIRS
@@ -85,7 +92,7 @@ BON_JUDGE_PARAMS = ("judge",)
 BON_SCORE_PARAMS = ("strategy",)
 BON_REPORT_PARAMS = ("max_k", "bootstrap", "ci")
 RL_PROMPT_KEYS = ("policy", "prompt", "system_prompt", "max_words", "profile_k", "max_words_per_post")
-RL_TRAIN_PARAMS = ("rms", "algorithm", "strategy", "max_reward_failures", "seeds", "train", *RL_PROMPT_KEYS)
+RL_TRAIN_PARAMS = ("algorithm", "strategy", "max_reward_failures", "seeds", "train", *RL_PROMPT_KEYS)
 RL_EVAL_PARAMS = ("eval", *RL_PROMPT_KEYS)   # a per-key stage's own params entry's `path` (DVC's foreach item)
 
 TABLE = (
@@ -158,18 +165,18 @@ TABLE = (
           deps=(layout.BON_SCORES_DIR,),
           params=("common.seed", "common.fidelity", "scoring.rms", *(f"bon.{k}" for k in BON_REPORT_PARAMS)),
           run="tasks.downstream.bon.report:run", ui="flows.ui:bon"),
-    Stage("rl_train", "downstream RL: a policy trained with one RM as its only reward; outputs persist so "
-                      "that editing rl.rms retrains only the RM it adds", layout.rl_train,
+    Stage("rl_train", "downstream RL: a policy trained with one RM of rl.rms as its only reward; adding a "
+                      "name to rl.rms trains only that RM", layout.rl_train,
           inputs={"ranked_profile": P["ranked_profile"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
-          persist=True, params=("common", "llms", *(f"rl.{k}" for k in RL_TRAIN_PARAMS), f"scoring.rms.{KEY}",
-                                "rubrics.splits"),
-          plot_axes={layout.rl_train(KEY)["plot_data"]: {"x": "step", "y": "reward_mean"}},
+          foreach="rl.rms", params=("common", "llms", *(f"rl.{k}" for k in RL_TRAIN_PARAMS),
+                                    f"scoring.rms.{ITEM}", "rubrics.splits"),
+          plot_axes={layout.rl_train(ITEM)["plot_data"]: {"x": "step", "y": "reward_mean"}},
           run="tasks.downstream.rl.train:run"),
     Stage("rl_eval", "every trained policy and the untrained one answer the test questions; BoN's judge scores",
           layout.RL_EVAL, inputs={"questions": I["questions"], "halves": I["halves"],
                                   "ranked_profile": P["ranked_profile"]},
           deps=(layout.RL_POLICIES_DIR, "prompts"),
-          params=("common", "llms", "scoring.rms", *(f"rl.{k}" for k in RL_EVAL_PARAMS), "bon.judge"),
+          params=("common", "llms", "scoring.rms", "rl.rms", *(f"rl.{k}" for k in RL_EVAL_PARAMS), "bon.judge"),
           run="tasks.downstream.rl.evaluate:run"),
     Stage("correlation", "does the benchmark ranking of RMs predict their downstream ranking?",
           layout.CORRELATION, inputs={name: m["per_question"] for name, m in layout.DOWNSTREAM.items()},
@@ -214,7 +221,8 @@ PER_RM = [s.name for s in TABLE if s.per_rm]
 
 def read_keys(names=None) -> list[str]:
     """The params keys the named stages (default: all) declare: what a run of them reads from the file."""
-    return sorted({k for s in TABLE if names is None or s.name in names for k in s.params if KEY not in k})
+    return sorted({k for s in TABLE if names is None or s.name in names for k in s.params
+                   if KEY not in k and ITEM not in k})
 
 
 def get(name: str) -> Stage:
@@ -226,7 +234,7 @@ def get(name: str) -> Stage:
 
 
 def fan_keys(stage: "Stage", params: dict) -> list[str]:
-    """The names a per-key stage runs for: the keys of its `foreach` params mapping."""
+    """The names a per-key stage runs for: the keys of its `foreach` params mapping (the names of a list)."""
     value = params
     for part in stage.foreach.split("."):
         value = value.get(part) if isinstance(value, dict) else None
@@ -239,7 +247,7 @@ def resolve(dep: str, params: dict, rm: str | None = None, stage: "Stage | None"
     if rm is not None:
         if dep.startswith("${item.") and stage is not None:
             dep = "${" + f"{stage.foreach}.{rm}.{dep[len('${item.'):-1]}" + "}"
-        dep = dep.replace(KEY, rm)
+        dep = dep.replace(stage.token if stage is not None else KEY, rm)
     if not (dep.startswith("${") and dep.endswith("}")):
         return dep
     value = params

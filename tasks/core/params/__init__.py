@@ -66,7 +66,7 @@ def _under(key: str, prefixes) -> bool:
 def _copy(params: dict) -> dict:
     import copy
 
-    return copy.deepcopy(params)   # callers may edit what they get (e.g. rl_train narrows rl.rms)
+    return copy.deepcopy(params)   # callers may edit what they get
 
 
 def stage_params(params: dict, stage: str) -> dict:

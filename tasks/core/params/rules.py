@@ -20,6 +20,7 @@ CROSS = [
     ("rl.train.micro_batch_size", "divides", ("rl.train.mini_batch_size", "rl.train.batch_size"),
      "forward/backward passes split each optimizer step evenly"),
 ]
+UNIQUE = [("rl.rms", "one rl_train stage per name")]   # lists whose names must not repeat
 SKIP = {"rl.train.num_generations": lambda p: value(p, "rl.algorithm") == "ppo"}   # ppo takes no generations
 
 # Files and folders a run reads: (key, when it is read). `*` is every entry of a mapping, `[]` every item of a list.
@@ -57,6 +58,10 @@ def cross_problems(p: dict) -> list[str]:
             out.append(f"{key}: {mine} is more than {other} ({theirs}): {why}")
         elif rel == "divides" and mine > 0 and theirs % mine:
             out.append(f"{key}: {mine} does not divide {other} ({theirs}): {why}")
+    for key, why in UNIQUE:
+        names = value(p, key)
+        twice = sorted({n for n in names if names.count(n) > 1}) if isinstance(names, list) else []
+        out += [f"{key}: '{n}' is listed twice: {why}" for n in twice]
     return out
 
 

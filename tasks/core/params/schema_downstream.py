@@ -72,7 +72,7 @@ class RlEval(Group):
 
 
 class Rl(Group):
-    rms: list[str] | None = F([], "which RMs train (null = every RL-capable RM)")
+    rms: list[str] = F([], "the RMs RL trains, one rl_train@<rm> stage each (names under scoring.rms; [] = none)")
     algorithm: str = F("grpo", "trl 1.12's trainer (paper: ppo)")
     policy: RlPolicy = F(RlPolicy(), "the policy trained")
     prompt: str = F("prompts/bon_policy.txt", "question + top posts only: never the rubric or narrative")

@@ -3,7 +3,7 @@
 
 rl_train@<rm>  trains the policy on the train split's questions + the user's top posts, with that RM
                as the reward through the leaderboard's own scorer and strategy contexts (reward.py,
-               train.py); RMs not selected by rl.rms or not RL-capable get a small record instead
+               train.py), for each RM rl.rms lists; one that is not RL-capable gets a small record instead
 rl_eval        every trained policy and the untrained one answer the test questions through the LLM
                layer (greedy, or sampled at rl.eval.temperature); the rubric judge of BoN scores each
                distinct answer once, and every question counts (evaluate.py)
@@ -18,7 +18,7 @@ from tasks.core.layout import rl_train as train_outputs  # noqa: F401
 from tasks.core.stage_table import RL_EVAL_PARAMS as EVAL_PARAMS  # noqa: F401 - the table declares them
 from tasks.core.stage_table import RL_PROMPT_KEYS as PROMPT_KEYS  # noqa: F401
 from tasks.core.stage_table import RL_TRAIN_PARAMS as TRAIN_PARAMS  # noqa: F401
-NOT_SELECTED, NOT_CAPABLE, TRAINED = "not selected", "not RL-capable", "trained"
+NOT_CAPABLE, TRAINED = "not RL-capable", "trained"
 
 
 def rl_params(params: dict, keys: tuple[str, ...]) -> dict:

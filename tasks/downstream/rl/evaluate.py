@@ -263,8 +263,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
 
 
 def stage_inputs(params: dict, key: None, declared: dict) -> dict:
-    """(flows/stage.py) The checkpoints of the RMs in params that were trained (or recorded as not)."""
+    """(flows/stage.py) The checkpoints of the RMs rl.rms lists (a folder left by a name since removed is not read)."""
     from tasks.core import layout
     from tasks.core.artifacts import existing
 
-    return {**declared, "policies": existing({rm: layout.rl_train(rm)["policy"] for rm in sorted(params["scoring"]["rms"])})}
+    return {**declared, "policies": existing({rm: layout.rl_train(rm)["policy"] for rm in sorted(params["rl"]["rms"])})}

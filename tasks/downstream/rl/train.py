@@ -3,8 +3,8 @@ metrics/rl_train/<rm>.json, plots/rl_train/<rm>.csv + .png (per update: reward m
 entropy). Prompts are the train split's questions with the user's top posts (the BoN policy prompt
 code), never the rubric or narrative. One pooled policy, or one per domain (rl.train.per_domain, as the
 release). The metrics say whether the policy learned: the reward of the last updates against the
-first, with a CI (reward.reward_change). An RM that rl.rms leaves out, or that cannot score one answer
-alone, gets the same files with status "not selected" / "not RL-capable", so the foreach stays whole."""
+first, with a CI (reward.reward_change). Only the RMs rl.rms lists have the stage (its DVC foreach); one
+of them that cannot score one answer alone gets the same files with status "not RL-capable"."""
 from __future__ import annotations
 
 import shutil
@@ -15,19 +15,19 @@ from pathlib import Path
 from tasks.core.artifacts import replace_dir
 from tasks.core.errors import ConfigError, did_you_mean
 from tasks.core.progress import bar as progress_bar
-from tasks.downstream.rl import NOT_CAPABLE, NOT_SELECTED, TRAINED, TRAIN_PARAMS, rl_params
+from tasks.downstream.rl import NOT_CAPABLE, TRAINED, TRAIN_PARAMS, rl_params
 from tasks.downstream.rl.algorithms import ALGORITHMS, Job
 from tasks.downstream.rl.curves import STEP_COLUMNS, plot_steps, step_rows, write_steps  # noqa: F401
 
 
-def selection(p: dict, rm: str, rms: dict) -> bool:
-    """Whether rl.rms (null = every RM) selects `rm`; every listed name must be an RM in scoring.rms."""
-    if p["rms"] is None:
-        return True
-    for name in p["rms"]:
+def check_listed(params: dict, rm: str) -> None:
+    """rl_train runs for the names rl.rms lists (its DVC foreach): each an RM under scoring.rms."""
+    rms, listed = params["scoring"]["rms"], params["rl"]["rms"]
+    for i, name in enumerate(listed):
         if name not in rms:
-            raise ConfigError(f"rl.rms: {did_you_mean(name, rms)}")
-    return rm in p["rms"]
+            raise ConfigError(f"rl.rms[{i}]: {did_you_mean(name, rms)}")
+    if rm not in listed:
+        raise ConfigError(f"rl.rms: {did_you_mean(rm, listed)}")
 
 
 def train_prompts(inputs: dict, p: dict, fidelity: str = "corrected") -> tuple[list[dict], list[list[dict]]]:
@@ -186,18 +186,14 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
 
     start = time.perf_counter()
     p, rms, seed = rl_params(params, TRAIN_PARAMS), params["scoring"]["rms"], int(params["common"]["seed"])
-    if rm_name not in rms:
-        raise ConfigError(f"scoring.rms: {did_you_mean(rm_name, rms)}")
+    check_listed(params, rm_name)
     strategy = check_benchmark_strategy(p["strategy"], "rl.strategy")
-    res, selected = Resources(params), selection(p, rm_name, rms)
-    if selected:
-        check_planner_splits(strategy, p["train"]["splits"], params, "rl.strategy")
-    # an RM left out is not even built (its entry is the score stage's to check): the record costs nothing
-    rm = make_rm(rm_name, rms[rm_name], res) if selected else None
-    capable = rl_capable(rm) if selected else None
-    status = TRAINED if selected and capable else NOT_SELECTED if not selected else NOT_CAPABLE
-    reason = {NOT_SELECTED: f"rl.rms does not list '{rm_name}'",
-              NOT_CAPABLE: f"{rm.kind if rm else ''}: pairwise-only, no score for an answer on its own"}.get(status)
+    res = Resources(params)
+    check_planner_splits(strategy, p["train"]["splits"], params, "rl.strategy")
+    rm = make_rm(rm_name, rms[rm_name], res)
+    capable = rl_capable(rm)
+    status = TRAINED if capable else NOT_CAPABLE
+    reason = None if capable else f"{rm.kind}: pairwise-only, no score for an answer on its own"
     manifest = {"format": "prbench-rl-policy/1", "rm": rm_name, "kind": rms[rm_name].get("kind"), "status": status,
                 "reason": reason}
     states, rows, counters, learned = None, [], {}, {}
@@ -209,7 +205,7 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
                out["plot"])
     means = [r["reward_mean"] for r in rows if r["reward_mean"] is not None]
     metrics = {**{k: v for k, v in manifest.items() if k not in ("format", "train")},
-               "rl_capable": capable, "selected": selected, "reward_failures": manifest.get("reward_failures"),
+               "rl_capable": capable, "reward_failures": manifest.get("reward_failures"),
                "reward_failures_per_step": [r["reward_failures"] for r in rows],
                "reward_mean_first": means[0] if means else None, "reward_mean_last": means[-1] if means else None,
                "reward_change": learned or None,
@@ -220,10 +216,3 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
 
 # --- the stage as flows/stage.py runs it ------------------------------------------------------------
 STAGE_LOG_PRINTS = False   # as train_rm's: dill's captured disassembly would land in the log
-
-
-def stage_params(params: dict, rm: str, used: dict) -> dict:
-    """The cache key holds whether *this* RM is selected, not the whole list: listing another RM retrains nothing here."""
-    p = used["rl"]
-    p["rms"] = None if p["rms"] is None else ([rm] if selection(p, rm, params["scoring"]["rms"]) else [])
-    return used
