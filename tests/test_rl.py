@@ -280,13 +280,18 @@ def test_a_pairwise_only_rm_gets_a_record_and_an_unlisted_one_is_refused(tmp_pat
     assert Path(out["plot"]).exists() and open(out["plot_data"]).read().startswith("domain,step,")
     panels = figures[Path(out["plot"]).name]
     assert [ax["texts"] for ax in panels] == [["no training"]] * 3 and not any(ax["series"] for ax in panels)
-    # rl_train runs only for the names rl.rms lists (its DVC foreach): another name is refused before any work
-    with pytest.raises(ConfigError, match=r"rl.rms: unknown name 'length-longer'"):
-        train.run(params, "length-longer", inputs, outputs(tmp_path, "length-longer"))
-    assert not Path(outputs(tmp_path, "length-longer")["policy"]).exists()
-    params["rl"]["rms"] = ["random", "no-such-rm"]
-    with pytest.raises(ConfigError, match=r"rl.rms\[1\]: unknown name 'no-such-rm'"):
-        train.check_listed(params, "random")
+
+
+def test_rl_train_runs_only_for_the_names_rl_rms_lists():
+    """rl_train is a DVC foreach over rl.rms; a stage command for another RM is refused before any work."""
+    from flows.common import preflight
+    from tasks.core.errors import ConfigError
+
+    shipped = yaml.safe_load((ROOT / "params.yaml").read_text())
+    assert "random" in shipped["scoring"]["rms"] and "random" not in shipped["rl"]["rms"]
+    with pytest.raises(ConfigError, match=r"rl.rms: unknown name 'random'"):
+        preflight(str(ROOT / "params.yaml"), "random", "rl_train")
+    assert preflight(str(ROOT / "params.yaml"), shipped["rl"]["rms"][0], "rl_train")["rl"]["rms"] == shipped["rl"]["rms"]
 
 
 @pytest.mark.slow

@@ -13,21 +13,11 @@ import time
 from pathlib import Path
 
 from tasks.core.artifacts import replace_dir
-from tasks.core.errors import ConfigError, did_you_mean
+from tasks.core.errors import ConfigError
 from tasks.core.progress import bar as progress_bar
 from tasks.downstream.rl import NOT_CAPABLE, TRAINED, TRAIN_PARAMS, rl_params
 from tasks.downstream.rl.algorithms import ALGORITHMS, Job
 from tasks.downstream.rl.curves import STEP_COLUMNS, plot_steps, step_rows, write_steps  # noqa: F401
-
-
-def check_listed(params: dict, rm: str) -> None:
-    """rl_train runs for the names rl.rms lists (its DVC foreach): each an RM under scoring.rms."""
-    rms, listed = params["scoring"]["rms"], params["rl"]["rms"]
-    for i, name in enumerate(listed):
-        if name not in rms:
-            raise ConfigError(f"rl.rms[{i}]: {did_you_mean(name, rms)}")
-    if rm not in listed:
-        raise ConfigError(f"rl.rms: {did_you_mean(rm, listed)}")
 
 
 def train_prompts(inputs: dict, p: dict, fidelity: str = "corrected") -> tuple[list[dict], list[list[dict]]]:
@@ -186,7 +176,6 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict) -> dict:
 
     start = time.perf_counter()
     p, rms, seed = rl_params(params, TRAIN_PARAMS), params["scoring"]["rms"], int(params["common"]["seed"])
-    check_listed(params, rm_name)
     strategy = check_benchmark_strategy(p["strategy"], "rl.strategy")
     res = Resources(params)
     check_planner_splits(strategy, p["train"]["splits"], params, "rl.strategy")
