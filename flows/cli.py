@@ -42,7 +42,12 @@ def cmd_run(args) -> int:
         print("prbench: every stage is up to date (dvc status): nothing to run. The report: open report/index.html")
         return 0
     from flows.run_dvc import run_dvc
+    from tasks.ops.lock_prune import prune
 
+    gone = prune(Path.cwd(), params)   # DVC rewrites the whole lock after each stage: stale entries cost every stage
+    if gone:
+        print(f"prbench: dvc.lock: dropped {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} of stages params no "
+              f"longer has ({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''})", flush=True)
     rc = run_dvc(args.targets, env)
     if rc == 0:
         print("prbench: done. The report: open report/index.html; metrics: `dvc metrics show`; browse the runs: "
