@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +54,8 @@ def edit(path: Path, qid: str, clone: Path, python: str) -> None:
     pairs = json.loads(path.read_text(encoding="utf-8"))
     for pair in pairs:
         if pair["id"] == qid:
-            pair["chosen"] = pair["chosen"].rstrip() + " I hope this helps."
+            # a text no earlier run saw: DVC's run cache (shared with --cache) must not turn the rerun into a restore
+            pair["chosen"] = pair["chosen"].rstrip() + f" I hope this helps ({uuid.uuid4().hex[:8]})."
     path.write_text(json.dumps(pairs, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     sh([python, "data/sample/make_rewardbench.py"], clone)
 

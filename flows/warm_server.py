@@ -11,6 +11,11 @@ import sys
 from flows.warm import GRACE_S, OWN_KEYS, receive, send
 
 
+# what Prefect imports only when a flow runs (its engines; fastapi to serialize a flow's parameters)
+LATE = ("prefect.flow_engine", "prefect.task_engine", "fastapi", "fastapi.encoders", "pydantic.v1", "tabulate",
+        "anyio._backends._asyncio")
+
+
 def preload() -> None:
     """What stage processes import: every stage's modules, and the heavy libraries their tasks import late."""
     import importlib
@@ -18,13 +23,22 @@ def preload() -> None:
     from tasks.core.stage_table import TABLE
 
     for name in ("torch", "transformers", "sentence_transformers", "llama_cpp", "trl", "sklearn.metrics",
-                 "scipy.stats", "matplotlib.pyplot"):
+                 "scipy.stats", "matplotlib.pyplot", *LATE):
         try:
             importlib.import_module(name)
         except Exception:   # an optional extra not installed: its stages import it (or fail) themselves
             pass
     for module in dict.fromkeys(m for stage in TABLE for m in stage.code):   # each stage's flow, logic, runner
         importlib.import_module(module)
+    # what every fork would redo (~0.8 s of a stage's ~2 s in its fork, py-spy): the import scans behind each
+    # stage's code hash (cached by file content, so a file edited later is scanned afresh) and the registries
+    # the params check imports
+    from tasks.core.codedeps import code_files
+    from tasks.ops.params import registries
+
+    for stage in TABLE:
+        code_files(stage.code)
+    registries()
 
 
 def project_files(root: str) -> dict[str, tuple[int, int]]:

@@ -39,7 +39,7 @@ def tiny_params(params: dict) -> dict:
     params["bon"].update(questions_limit=1, n=2, max_k=2, bootstrap=100)
     params["leaderboard"]["bootstrap"] = 100
     params["correlation"].update(bootstrap=100, permutations=99)
-    if "rl" in params:   # no RL training (each RM still gets its rl_train record); the untrained policy is evaluated
+    if "rl" in params:   # no RL training (no rl_train stage at all); the untrained policy is evaluated
         params["rl"]["rms"] = []
         params["rl"]["eval"].update(questions_limit=1, max_tokens=8, bootstrap=100)
     return params
