@@ -85,7 +85,7 @@ def _tiny_pipeline_project(root: Path) -> dict:
     shrink(params["bon"], n=2, max_k=2, bootstrap=200)
     shrink(params["leaderboard"], bootstrap=200)
     shrink(params["correlation"], bootstrap=200, permutations=999)
-    if "rl" in params:   # no RM trains a policy here (tests/test_rl.py does): each gets its record, and
+    if "rl" in params:   # no RM trains a policy here (tests/test_rl.py does): no rl_train stage, and
         shrink(params["rl"], rms=[], max_words=10)   # the untrained policy, a tiny random Llama, answers
         shrink(params["rl"].get("policy", {}), model=str(build_tiny_llama(root / "tiny-policy", max_positions=4096)))
         shrink(params["rl"].get("eval", {}), questions_limit=1, max_tokens=8, bootstrap=200)
@@ -99,15 +99,16 @@ def _tiny_pipeline_project(root: Path) -> dict:
     return params
 
 
-def _dvc_stages(rms, benchmarks=()) -> dict:
-    """dvc.yaml's stages, foreach expanded over `rms` (`benchmarks` for bench_score): {(stage, rm or None): (deps, outs)}."""
+def _dvc_stages(rms, benchmarks=(), rl_rms=()) -> dict:
+    """dvc.yaml's stages, foreach expanded over `rms` (`benchmarks` for bench_score, `rl_rms` for rl_train):
+    {(stage, rm or None): (deps, outs)}."""
     def paths(entries, key):
         named = {e if isinstance(e, str) else next(iter(e)) for e in entries or []}
-        return {p.replace("${key}", key or "") for p in named}
+        return {p.replace("${key}", key or "").replace("${item}", key or "") for p in named}
 
     stages = {}
     for name, spec in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
-        keys = benchmarks if spec.get("foreach") == "${benchmarks}" else rms   # bench_score: one per benchmarks entry
+        keys = {"${benchmarks}": benchmarks, "${rl.rms}": rl_rms}.get(spec.get("foreach"), rms)
         for rm, body in ([(k, spec["do"]) for k in keys] if "foreach" in spec else [(None, spec)]):
             deps = {d for d in paths(body.get("deps"), rm) if "${" not in d}
             outs = set().union(*(paths(body.get(k), rm) for k in ("outs", "metrics", "plots")))

@@ -56,7 +56,7 @@ def test_the_paper_settings_express_the_release_ppo():
     params = yaml.safe_load((ROOT / "params-paper.yaml").read_text())
     rl = rl_params(params, TRAIN_PARAMS)
     hub = {rm for rm, e in params["scoring"]["rms"].items() if e["kind"] in ("seq-cls", "internlm2-reward")}
-    assert rl["algorithm"] == "ppo" and set(rl["rms"]) == hub, "PPO for every hub RM"
+    assert rl["algorithm"] == "ppo" and set(params["rl"]["rms"]) == hub, "PPO for every hub RM"
     t = rl["train"]
     assert (t["actor_lr"], t["critic_lr"], t["batch_size"], t["epochs"], t["lr_schedule"], t["per_domain"]) == \
         (5e-7, 5e-6, 128, 1, "constant", True)
