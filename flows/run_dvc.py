@@ -25,7 +25,9 @@ def run_dvc(targets: list[str], env: dict) -> int:
             server = srv.start(port=port)
             print(f"prbench: Prefect server at {server.ui_url} (stopped at the end)", flush=True)
             # a session of its own: Ctrl-C reaches this process only, which stops dvc's stage first
-            dvc = subprocess.Popen(["dvc", "repro", *targets], env={**env, **warm.wait_ready()}, start_new_session=True)
+            # DVC's CLI with the lock written per stage entry (tasks/ops/dvc_cli.py): the bytes `dvc repro` writes
+            dvc = subprocess.Popen([sys.executable, "-m", "tasks.ops.dvc_cli", "repro", *targets],
+                                   env={**env, **warm.wait_ready()}, start_new_session=True)
             rc = dvc.wait()
         except Interrupted as stop:
             rc = 128 + stop.signum

@@ -172,4 +172,4 @@ def test_a_run_with_nothing_to_do_starts_no_server(monkeypatch, capsys):
     monkeypatch.setattr(server, "start", lambda *a, **k: started.append(1) or Server())
     monkeypatch.setattr(warm_run, "Warm", Warm)
     monkeypatch.setattr(run_dvc.subprocess, "Popen", Dvc)
-    assert cli.main(["run"]) == 0 and started == [1, "stopped"] and calls[-1] == ["dvc", "repro"], "stale: dvc repro runs"
+    assert cli.main(["run"]) == 0 and started == [1, "stopped"] and calls[-1][1:] == ["-m", "tasks.ops.dvc_cli", "repro"], "stale: dvc repro runs"
