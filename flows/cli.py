@@ -21,12 +21,14 @@ def cmd_run(args) -> int:
     params = load_params(args.params if args.no_dvc else None, complete=read_keys(), paths=read_keys())
     for line in notices(params):
         print(f"prbench: notice: {line}", flush=True)
-    from tasks.ops.power_cli import warning
+    def power_warning() -> None:   # a design below 80% power says so first (cached simulation: a file read)
+        from tasks.ops.power_cli import warning
 
-    line = warning(params)   # a design below 80% power says so first (cached simulation: a file read)
-    if line:
-        print(line, flush=True)
+        line = warning(params)
+        if line:
+            print(line, flush=True)
     if args.no_dvc:
+        power_warning()
         from flows.common import main
         from flows.pipeline import pipeline
         from tasks.core.stage_table import ORDER
@@ -37,19 +39,25 @@ def cmd_run(args) -> int:
         return main(pipeline, params_path=args.params, until=args.until)
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
-    # a no-op run: `dvc status -q` (exit 0 = every stage up to date) costs a few seconds, a Prefect server ~10
-    if not args.targets and subprocess.call(["dvc", "status", "-q"], env=env) == 0:
-        print("prbench: every stage is up to date (dvc status): nothing to run. The report: open report/index.html")
-        return 0
     from flows.run_dvc import run_dvc
     from tasks.ops.lock_prune import prune
 
-    gone = prune(Path.cwd(), params)   # DVC rewrites the whole lock after each stage: stale entries cost every stage
-    if gone:
-        print(f"prbench: dvc.lock: dropped {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} of stages params no "
-              f"longer has ({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''})", flush=True)
-    rc = run_dvc(args.targets, env)
-    if rc == 0:
+    stale = []
+
+    def work() -> bool:   # while the warm stage server imports
+        power_warning()
+        # a no-op run: `dvc status -q` (exit 0 = every stage up to date) costs a few seconds, a Prefect server ~5
+        if not args.targets and subprocess.call(["dvc", "status", "-q"], env=env) == 0:
+            print("prbench: every stage is up to date (dvc status): nothing to run. The report: open report/index.html")
+            return False
+        stale.append(True)
+        gone = prune(Path.cwd(), params)   # DVC rewrites a stage's lock entry after it runs: stale ones cost each
+        if gone:
+            print(f"prbench: dvc.lock: dropped {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} of stages params no "
+                  f"longer has ({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''})", flush=True)
+        return True
+    rc = run_dvc(args.targets, env, work)
+    if rc == 0 and stale:
         print("prbench: done. The report: open report/index.html; metrics: `dvc metrics show`; browse the runs: "
               f"`PREFECT_HOME={os.environ['PREFECT_HOME']} prefect server start`")
     return rc

@@ -130,19 +130,14 @@ def test_the_report_page_is_tracked_in_git_not_the_dvc_cache():
 
 
 def test_a_run_with_nothing_to_do_starts_no_server(monkeypatch, capsys):
-    """`prbench run` asks `dvc status -q` first: up to date, it returns before a Prefect server starts."""
+    """`prbench run` asks `dvc status -q` first (while the warm stage server imports): up to date, it stops
+    that server and returns before a Prefect server starts."""
     import flows.cli as cli
-    from flows import server
+    from flows import run_dvc, server, warm_run
 
-    calls = []
+    calls, started = [], []
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd, **kw: calls.append(cmd) or 0)
     monkeypatch.setattr(server, "start", lambda *a, **k: pytest.fail("a server started for a no-op run"))
-    assert cli.main(["run"]) == 0
-    assert calls == [["dvc", "status", "-q"]] and "nothing to run" in capsys.readouterr().out
-    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, **kw: calls.append(cmd) or 1)   # dvc status: stale
-    from flows import run_dvc, warm_run
-
-    started = []
 
     class Server:   # what flows.server.start returns; a real one would cost ~10 s
         ui_url = "http://127.0.0.1:1"
@@ -152,13 +147,20 @@ def test_a_run_with_nothing_to_do_starts_no_server(monkeypatch, capsys):
 
     class Warm:
         def __init__(self, env, log):
-            pass
+            started.append("warm")
 
         def wait_ready(self):
             return {}
 
         def stop(self):
+            started.append("warm stopped")
             return "prbench: warm server stopped"
+    monkeypatch.setattr(warm_run, "Warm", Warm)
+    assert cli.main(["run"]) == 0
+    assert calls == [["dvc", "status", "-q"]] and "nothing to run" in capsys.readouterr().out
+    assert started == ["warm", "warm stopped"], "the warm server it started while asking is stopped"
+    started.clear()
+    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, **kw: calls.append(cmd) or 1)   # dvc status: stale
 
     class Dvc:   # never a real `dvc repro`: this test runs in the checkout itself
         pid = None
@@ -170,6 +172,5 @@ def test_a_run_with_nothing_to_do_starts_no_server(monkeypatch, capsys):
         def wait(self):
             return 0
     monkeypatch.setattr(server, "start", lambda *a, **k: started.append(1) or Server())
-    monkeypatch.setattr(warm_run, "Warm", Warm)
     monkeypatch.setattr(run_dvc.subprocess, "Popen", Dvc)
-    assert cli.main(["run"]) == 0 and started == [1, "stopped"] and calls[-1][1:] == ["-m", "tasks.ops.dvc_cli", "repro"], "stale: dvc repro runs"
+    assert cli.main(["run"]) == 0 and started == ["warm", 1, "stopped", "warm stopped"] and calls[-1][1:] == ["-m", "tasks.ops.dvc_cli", "repro"], "stale: dvc repro runs"

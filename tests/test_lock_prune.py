@@ -36,3 +36,12 @@ def test_removing_an_rm_from_rl_rms_drops_its_entry(tmp_path):
     params = {**SHIPPED, "rl": {**SHIPPED["rl"], "rms": []}}
     assert prune(tmp_path, params) == [f"rl_train@{rm}" for rm in SHIPPED["rl"]["rms"]]
     assert not any(k.startswith("rl_train@") for k in yaml.safe_load((tmp_path / "dvc.lock").read_text())["stages"])
+
+
+def test_a_lock_of_another_shape_is_pruned_by_a_yaml_round_trip(tmp_path):
+    """A hand-edited lock (a comment among the entries) is no plain lock for the key-line reader."""
+    text = LOCK_WITH_COMMENT = "schema: '2.0'\nstages:\n  # kept\n  ingest:\n    cmd: a\n  score@removed-rm:\n    cmd: b\n"
+    (tmp_path / "dvc.lock").write_text(LOCK_WITH_COMMENT)
+    assert prune(tmp_path, SHIPPED) == ["score@removed-rm"]
+    left = yaml.safe_load((tmp_path / "dvc.lock").read_text())["stages"]
+    assert list(left) == ["ingest"] and text != (tmp_path / "dvc.lock").read_text()

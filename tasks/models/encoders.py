@@ -6,6 +6,7 @@ anything else is an HF id or a local path (mean pooling for plain transformers m
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 from pathlib import Path
 
@@ -67,11 +68,15 @@ class EmbeddingCache:
 class Encoder:
     def __init__(self, name: str, *, batch_size: int = 64, device: str | None = None,
                  cache: EmbeddingCache | None = None):
+        self.path, self.identity = resolve_model(name)
+        self.device, self.batch_size, self.cache = device, batch_size, cache
+
+    @functools.cached_property
+    def model(self):
+        """Loaded at the first text the cache lacks (~1 s): a rerun whose texts are all cached needs none."""
         from sentence_transformers import SentenceTransformer
 
-        self.path, self.identity = resolve_model(name)
-        self.model = SentenceTransformer(self.path, device=device or _device())
-        self.batch_size, self.cache = batch_size, cache
+        return SentenceTransformer(self.path, device=self.device or _device())
 
     def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
         keys = [text_hash(t) for t in texts]

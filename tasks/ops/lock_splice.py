@@ -40,18 +40,37 @@ def entry_text(name: str, entry: dict) -> tuple[str, str]:
     return key + "\n", rest
 
 
-def splice(text: str, entries: dict[str, dict]) -> str | None:
-    """The lock text with these stage entries replaced or appended; None if the text is not a plain
-    `schema` + `stages` lock (the caller then leaves it to DVC)."""
+def _name(key: str) -> str:
+    """The stage name of a key line (quoted or not)."""
+    from dvc.utils.serialize import loads_yaml
+
+    plain = key.strip()[:-1]
+    if plain[:1] not in ("'", '"'):
+        return plain
+    return next(iter(loads_yaml(key.strip())))
+
+
+def splice(text: str, entries: dict[str, dict], drop: tuple[str, ...] | set[str] = ()) -> str | None:
+    """The lock text with these stage entries replaced or appended and the `drop` ones removed; None if
+    the text is not a plain `schema` + `stages` lock (the caller then leaves it to DVC)."""
     if not text.startswith(HEAD):
         return None
     blocks = _blocks(text[len(HEAD):])
     if blocks is None:
         return None
+    if drop:
+        blocks = {k: v for k, v in blocks.items() if _name(k) not in drop}
     for name, entry in entries.items():
         key, rest = entry_text(name, entry)
         blocks[key] = rest
     return HEAD + "".join(k + v for k, v in blocks.items())
+
+
+def names(text: str) -> list[str] | None:
+    """The stage names of a plain lock, in order, from its key lines alone (no YAML parse of the
+    entries); None for a lock of another shape."""
+    blocks = _blocks(text[len(HEAD):]) if text.startswith(HEAD) else None
+    return None if blocks is None else [_name(k) for k in blocks]
 
 
 def install() -> None:
