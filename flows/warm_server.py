@@ -176,6 +176,15 @@ def _adopt_stdio(fds: list[int]) -> None:
     sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding=sys.stdin.encoding)
 
 
+def no_heartbeats():
+    """A flow run's heartbeats let a long-lived server mark a run that stopped beating as crashed, after
+    minutes; `prbench run`'s server lives for the run alone, and each stage's exit waited ~0.5 s on
+    average for the heartbeat thread's one-second sleep to end."""
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    return temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+
+
 def _run(module: str, args: list[str]) -> int:
     """`python -m module args` in this process: the early params check, the module as __main__, then
     what interpreter exit does (non-daemon threads joined, atexit handlers) before the status."""
@@ -189,7 +198,8 @@ def _run(module: str, args: list[str]) -> int:
     sys.argv = [module, *args]
     try:
         refuse_bad_params_early(module, args)
-        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        with no_heartbeats():
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as exc:
         code = exc.code
         if code is None:
