@@ -27,7 +27,7 @@ def run_dvc(targets: list[str], env: dict, work=None) -> int:
             warm = Warm(env, os.path.join(os.environ["PREFECT_HOME"], "warm.log"))   # imports while the rest starts
             if work is not None and not work():
                 return 0
-            server = srv.start(port=port)
+            server = srv.start(port=port, for_one_run=True)
             print(f"prbench: Prefect server at {server.ui_url} (stopped at the end)", flush=True)
             # a session of its own: Ctrl-C reaches this process only, which stops dvc's stage first
             # DVC's CLI with the lock written per stage entry (tasks/ops/dvc_cli.py): the bytes `dvc repro` writes
