@@ -85,6 +85,8 @@ def test_embedding_cache_counts_hits(tmp_path):
     second = again.encode(["a dog", "a cat"])
     assert (again.cache.hits, again.cache.misses) == (2, 0)
     assert (second == first[[1, 0]]).all()
+    assert "model" not in vars(again), "every text cached: the weights are never loaded (~1 s a stage on a rerun)"
+    assert (again.encode(["a bird"]) == enc.encode(["a bird"])).all() and "model" in vars(again)
 
 
 def test_embeddings_do_not_depend_on_batch_mates_or_cache_state(tmp_path):
