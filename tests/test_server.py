@@ -112,9 +112,10 @@ def test_no_server_outlives_a_sigkilled_prbench_run(tmp_path, seed_prefect_home)
                            env=env(PREFECT_HOME=str(seed_prefect_home(tmp_path / "home"))), start_new_session=True,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        # its first line but notices (the test project's shrunk params drop dvc.lock entries first)
-        line = wait_for(lambda: (lambda t: None if t.startswith("prbench: dvc.lock: dropped") else t)(run.stdout.readline()),
-                        180, step=0, what="prbench run's first line")
+        def first_line():   # but the lock notice: the test project's shrunk params drop dvc.lock entries first
+            line = run.stdout.readline()
+            return None if line.startswith("prbench: dvc.lock: dropped") else line
+        line = wait_for(first_line, 180, step=0, what="prbench run's first line")
         assert "Prefect server at http://127.0.0.1:" in line, line
         srv = next(p for p in children(run.pid) if "server start" in cmdline(p))
         assert srv in group_members(srv), "the server leads a process group of its own"

@@ -1,7 +1,7 @@
 """dvc.lock keeps an entry for every stage that ever ran, also after the stage left dvc.yaml (an RM removed
-from scoring.rms, an RM rl.rms no longer lists). DVC ignores such entries, but it rewrites the whole file
-after every stage it runs (a YAML round trip: ~2.6 s per stage at 18k lines on the 2-core box, ~1.8 s at
-12k), so each stale entry slows every stage of every later run. `prbench run` drops them before `dvc repro`."""
+from scoring.rms, an RM rl.rms no longer lists). DVC ignores such entries but carries them through every
+rewrite of the file (plain `dvc repro` rewrites it whole after each stage), so `prbench run` drops them
+before `dvc repro`."""
 from __future__ import annotations
 
 from pathlib import Path
