@@ -6,7 +6,7 @@ STAMP := $(VENV)/.prbench-installed
 # llama-cpp-python compiles on install: portable flags, so the wheel pip caches runs on any x86-64 with AVX2
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: run test test-fast setup browser clean-outputs
+.PHONY: run test test-fast mutate setup browser clean-outputs
 
 setup: $(STAMP)
 
@@ -39,6 +39,15 @@ test: $(STAMP) browser
 # CI runs `make test`, which runs everything.
 test-fast: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not slow" tests
+
+# Mutation testing of the modules that compute what the report claims ([tool.mutmut] in pyproject.toml): not
+# part of `make test` (an hour or more on 2 cores). Incremental: a rerun checks only what changed. Then the
+# score per module, and the survivors not judged equivalent in docs/testing.md.
+mutate: $(STAMP)
+	$(BIN)/pip install -q -e '.[test,mutate]'
+	$(TEST_ENV) $(BIN)/mutmut run --max-children 2 || true
+	$(BIN)/python tests/tools/mutation_score.py
+	$(BIN)/python tests/tools/mutation_score.py --survivors
 
 # every stage's outputs, as the stage table lists them (tasks/core/stage_table.py)
 clean-outputs: $(STAMP)

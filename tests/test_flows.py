@@ -194,6 +194,16 @@ def test_whole_pipeline_fans_out_per_rm_in_dag_order_and_stops_at_the_first_fail
     assert bad == {}, f"stages read files the stage table does not declare: {json.dumps(bad, indent=1)}"
     split = json.loads(Path(layout.CORRELATION["metrics"]).read_text())
     assert (split["benchmark_n"], split["downstream_n"], split["overlap"]) == (3, 3, 0), "one test question per half"
+    # the split-half design on the run's own tables: what scoring reads and what BoN and RL answer never meet
+    from tasks.core import halves
+
+    half = halves.read(layout.INGEST["halves"])
+    scored = {r["question_id"] for r in read_table(layout.PAIRS["selected_pairs"], "judged_pairs").to_pylist()}
+    scored |= {r["question_id"] for rm in rms for r in read_table(layout.scores(rm)["scores"], "scores").to_pylist()}
+    bon_q = {r["question_id"] for r in read_table(layout.BON_SAMPLE["samples"], "bon_samples").to_pylist()}
+    rl_q = {r["question_id"] for r in read_table(layout.RL_EVAL["answers"], "rl_answers").to_pylist()}
+    assert scored and bon_q and rl_q and not scored & (bon_q | rl_q)
+    assert {half[q] for q in scored} == {halves.BENCHMARK} and {half[q] for q in bon_q | rl_q} == {halves.DOWNSTREAM}
 
     for rm in rms:   # the fan-out: each RM's own scores, every strategy, and its own BoN scores
         scores = read_table(layout.scores(rm)["scores"], "scores").to_pylist()

@@ -113,3 +113,13 @@ def test_correlation_counts_the_questions_each_side_used():
         {"benchmark_n": 3, "downstream_n": 2, "overlap": 0}
     rl.per_question["b"] = {"q2": 0.4}
     assert question_counts({"personalised": ours}, {"bon": bon, "rl": rl})["overlap"] == 1
+
+
+def test_the_committed_run_scored_and_answered_disjoint_halves():
+    """The default run's own record (metrics/correlation.json, tracked in git): the questions its scores and its
+    BoN / RL tables hold, counted from the tables the correlation stage read, share none."""
+    import json
+
+    split = json.loads((ROOT / "metrics" / "correlation.json").read_text())
+    assert split["benchmark_n"] > 0 and split["downstream_n"] > 0 and split["overlap"] == 0
+    assert split["primary"]["n_questions"] <= split["downstream_n"]

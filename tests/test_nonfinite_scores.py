@@ -99,7 +99,8 @@ def test_a_nan_returning_rm_loses_its_bon_question():
     best answer of the easy question (1.0) and, failing on the hard one, its worst (0.2), so its best-of-4 is
     their mean, 0.6, over both questions: not 1.0 over the easy one alone, as when the question was skipped."""
     from tasks.downstream.bon.report import ALL, curve_rows, per_question_rows
-    from tasks.downstream.bon.select import score_candidates
+    from tasks.downstream.bon.select import sample_rows
+    from tasks.downstream.judging import distinct_answers
 
     questions = {"easy": {"question": "An easy one?"}, "hard": {"question": "A hard one?"}}
     texts = ["a", "bb bb", "ccc ccc ccc", "dddd dddd dddd dddd"]
@@ -107,7 +108,9 @@ def test_a_nan_returning_rm_loses_its_bon_question():
     samples = [{"question_id": q, "domain": "Art", "sample_index": i, "valid": True, "answer_hash": f"{q}{i}",
                 "text": t} for q in questions for i, t in enumerate(texts)]
     judged = {(r["question_id"], r["answer_hash"]): judge[r["question_id"]][r["sample_index"]] for r in samples}
-    rows = score_candidates(NanOnHard("nan", {}), "none", samples, questions, {q: "" for q in questions})
+    todo = distinct_answers(samples)   # as bon_score scores them: each distinct answer once
+    scored = NanOnHard("nan", {}).score_answers([(questions[q]["question"], "", text) for (q, _), text in todo])
+    rows = sample_rows("nan", "none", samples, {key: (s.score, s.truncated) for (key, _), s in zip(todo, scored)})
     scores = {(r["question_id"], r["sample_index"]): r["score"] for r in rows}
     assert all(math.isnan(scores[("hard", i)]) for i in range(4))
     per_q, counts = per_question_rows(samples, judged, {"nan": scores}, [1, 2, 4])

@@ -70,6 +70,11 @@ import json, os, pathlib, time
 rows = {p.stem: json.loads(p.read_text()) for p in sorted(pathlib.Path("metrics/scores").glob("*.json"))}
 pathlib.Path("data/leaderboard").mkdir(parents=True, exist_ok=True)
 pathlib.Path("data/leaderboard/leaderboard.parquet").write_text(json.dumps(sorted(rows)))
+for rm in rows:   # files outside any RM's own outputs: one git sees (committed with the release), one it ignores
+    pathlib.Path("plots/board").mkdir(parents=True, exist_ok=True)
+    pathlib.Path(f"plots/board/{rm}.csv").write_text(f"rm,accuracy\\n{rm},{rows[rm]['accuracy']}\\n")
+    pathlib.Path("scratch").mkdir(exist_ok=True)
+    pathlib.Path(f"scratch/{rm}.tmp").write_text("scratch")
 if os.environ.get("TOY_HANG") == "leaderboard":   # killed mid-stage, its outputs half written
     pathlib.Path("hanging").write_text(str(os.getpid()))
     time.sleep(600)
@@ -144,7 +149,7 @@ def toy(tmp_path_factory):
           rms:
             random: {kind: random}
         """))
-    (repo / ".gitignore").write_text("/hanging\n/data/releases/.*.lock\n")   # the latter as the project's
+    (repo / ".gitignore").write_text("/hanging\n/data/releases/.*.lock\n/scratch/\n")   # the 2nd as the project's
     for cmd in (["git", "init", "-q", "-b", "main"], ["git", "config", "user.email", "t@localhost"],
                 ["git", "config", "user.name", "t"], [DVC, "init", "-q"], [DVC, "repro", "-q"]):
         subprocess.run(cmd, cwd=repo, check=True, env=_env(), capture_output=True)
@@ -236,8 +241,10 @@ def test_a_crash_then_the_next_release_scores_both_once(repo, point):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("point", ["edited", "during score@rm-a", "reproduced", "state-written", "staged", "committed"])
+@pytest.mark.parametrize("point", POINTS)
 def test_a_crash_then_serve_start_leaves_main_as_before_or_after(repo, point):
+    """The whole work tree (tracked, untracked and ignored files, not only the RM's outputs) as before the run,
+    at every point it can die."""
     _announce(repo, A)
     before, head, status = _tree(repo), git(repo, "rev-parse", "HEAD"), git(repo, "status", "--porcelain")
     _kill_at(repo, A, point)

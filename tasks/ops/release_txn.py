@@ -3,11 +3,14 @@ metrics, plots and its `registered.json` entry together) or not at all.
 
 A journal in the git dir (<git dir>/prbench/txn/<id>.json) is written before anything is touched
 and removed after the commit. It holds the release, a snapshot of every file git sees (and a copy
-of those that differed from HEAD), and the token the commit message carries. Its owner holds a
-flock on <id>.lock for its whole life, so a journal whose lock is free is an unfinished release of
-a dead run: `rollback` puts the repo back as the snapshot says (files restored or removed, the
-index reset, DVC's outputs checked out to the restored dvc.lock, the new RM's partial outputs
-removed), unless the commit already landed (its token is on the branch): then nothing is undone.
+of those that differed from HEAD), and the token the commit message carries, and the list of files git ignores (DVC's outputs, scratch
+files). Its owner holds a flock on <id>.lock for its whole life, so a journal whose lock is free is an
+unfinished release of a dead run: `rollback` puts the repo back as the snapshot says (files restored
+or removed, the index reset, DVC's outputs checked out to the restored dvc.lock, the new RM's partial
+outputs and any other file the run created anywhere in the work tree removed), unless the commit
+already landed (its token is on the branch): then nothing is undone. What is kept on purpose: git's and
+DVC's own folders, the virtualenv, the LLM/embedding cache (`common.cache_dir`: computed results are
+never lost), run records and the release watcher's downloads (KEPT).
 `dead` lists them for the next score-rm or `prbench serve` start, which rescore each once."""
 from __future__ import annotations
 
@@ -25,6 +28,9 @@ from tasks.ops.repo_lock import state_dir
 
 STATE = layout.RELEASES["state"]
 TOKEN = "prbench-release:"   # the commit message trailer naming the journal
+# never rolled back: git's and DVC's own state, the virtualenv, caches of computed results (nothing computed is
+# lost on a crash), run records, the watcher's downloads, local results; plus common.cache_dir (_kept)
+KEPT = (".git", ".dvc", ".venv", ".prbench-cache", ".prefect", "runs", "results", "test-outputs", "data/releases")
 
 
 def _dir(root) -> Path:
@@ -79,7 +85,7 @@ class Journal:
                 shutil.copy2(root / p, self.backup / p)
         prior = releases.load_state(root / STATE)["models"].get(self.release.model)
         self.save(phase="edit", head=head, before=before, backed_up=sorted(p for p in dirty if (root / p).is_file()),
-                  prior_record=prior, rm_was_known=_known(root, self.name))
+                  prior_record=prior, rm_was_known=_known(root, self.name), ignored=ignored_files(root))
 
     def message(self, subject: str) -> str:
         return f"{subject}\n\n{TOKEN} {self.id}"
@@ -97,6 +103,30 @@ def _known(root, name: str) -> bool:
         return name in ((yaml.safe_load((Path(root) / "params.yaml").read_text()) or {})["scoring"]["rms"] or {})
     except Exception:   # an unreadable params file: treat the RM as new (its outputs are removed)
         return False
+
+
+def _kept(root) -> tuple[str, ...]:
+    import yaml
+
+    try:
+        cache = ((yaml.safe_load((Path(root) / "params.yaml").read_text()) or {}).get("common") or {}).get("cache_dir")
+    except Exception:   # an unreadable params file: the default cache folder only
+        cache = None
+    return KEPT + ((str(cache).strip("/"),) if cache and not Path(str(cache)).is_absolute() else ())
+
+
+def ignored_files(root) -> list[str]:
+    """Every file of the work tree that git does not see (ignored), outside KEPT: DVC's outputs, scratch."""
+    import os
+
+    root = Path(root)
+    kept, visible, out = _kept(root), set(gitops.visible_files(root)), []
+    for folder, dirs, files in os.walk(root):
+        rel = Path(folder).relative_to(root).as_posix()
+        rel = "" if rel == "." else rel + "/"
+        dirs[:] = sorted(d for d in dirs if (rel + d) not in kept)
+        out += [rel + f for f in files if rel + f not in visible and (rel + f) not in kept]
+    return sorted(out)
 
 
 def load(root, path: Path) -> Journal:
@@ -179,6 +209,11 @@ def rollback(root, j: Journal, log=print) -> str:
     dvc(root, "checkout", "--force", "--quiet", log=lambda line: None)   # ignored outputs back to the restored lock
     if not j.data.get("rm_was_known"):
         _remove_rm_outputs(root, j.name)
+    if j.data.get("ignored") is not None:   # anything else the run created where git does not look
+        before_ignored = set(j.data["ignored"])
+        for p in ignored_files(root):
+            if p not in before_ignored:
+                (root / p).unlink(missing_ok=True)
     j.save(phase="download")   # rolled back: only the rescore is left to do
     log(f"rolled back the unfinished release {j.release.model}@{j.release.revision} ({len(paths)} files restored)")
     return "rolled back"

@@ -100,14 +100,6 @@ def sample_rows(rm_name: str, strategy: str, samples: list[dict], by_key: dict) 
     return rows
 
 
-def score_candidates(rm, strategy: str, samples: list[dict], questions: dict, context: dict) -> list[dict]:
-    """One row per sample; each distinct (question, answer) is scored once."""
-    todo = distinct_answers(samples)
-    scored = rm.score_answers([(questions[q]["question"], context[q], text) for (q, _), text in todo]) if todo else []
-    by_key = {key: (s.score, s.truncated) for (key, _), s in zip(todo, scored)}
-    return sample_rows(rm.name, strategy, samples, by_key)
-
-
 def plan(params: dict, rm_name: str, inputs: dict) -> list[dict]:
     """Fixed slices of `scale.chunk_size` distinct answers; none for a kind that cannot score one alone."""
     from tasks.models import chunks

@@ -75,9 +75,9 @@ def p_values(d: Design, effect: float, draws: dict, down: np.ndarray, flips: int
     w = np.asarray(d.weights, dtype=float)[None, :, None]
     credit = (w * (delta + draws["eps"][:, None, :]) + (1 - w) * draws["eta"] > 0).astype(float)
     masks, exact = P.flip_masks(d.pairs, flips, stable_rng(0, "power", "flips"))   # the same flips at every effect
-    acc = credit.mean(axis=2)                                                    # sims × RMs
+    acc = credit.sum(axis=2) / d.pairs                                           # sims × RMs
     obs = P.statistic(acc, down, d.statistic)
-    null = acc[:, None, :] + np.einsum("bp,srp->sbr", masks, 1 - 2 * credit) / d.pairs
+    null = (credit.sum(axis=2)[:, None, :] + np.einsum("bp,srp->sbr", masks, 1 - 2 * credit)) / d.pairs   # exact sums
     b = len(masks)
     null = P.statistic(null.reshape(-1, acc.shape[1]), np.repeat(down, b, axis=0), d.statistic).reshape(-1, b)
     hits = np.where(np.isfinite(obs), P.extreme(null, obs[:, None], d.alternative).sum(axis=1), b)

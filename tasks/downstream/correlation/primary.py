@@ -64,11 +64,14 @@ def flip_test(credit: np.ndarray, flipped: np.ndarray, down: np.ndarray, metric:
     """(observed statistic, p). credit, flipped: RMs × pairs credits under the labels and under the swapped
     labels; down: the RMs' downstream scores."""
     credit, flipped = np.asarray(credit, dtype=float), np.asarray(flipped, dtype=float)
-    observed = float(statistic(credit.mean(axis=1), down, metric)[0])
+    n = credit.shape[1]
+    observed = float(statistic(credit.sum(axis=1) / n, down, metric)[0])
     if not math.isfinite(observed):
         return None, None
-    masks, exact = flip_masks(credit.shape[1], b, rng)
-    acc = credit.mean(axis=1)[None, :] + masks @ (flipped - credit).T / credit.shape[1]
+    masks, exact = flip_masks(n, b, rng)
+    # sums of half-credits are exact in floats: equal accuracies stay equal (ties rank as ties), as in the
+    # enumeration; a mean plus a correction would leave last-bit differences that break ties at random
+    acc = (credit.sum(axis=1)[None, :] + masks @ (flipped - credit).T) / n
     hits = int(extreme(statistic(acc, down, metric), observed, alternative).sum())
     return observed, (hits / len(masks) if exact else (1 + hits) / (1 + len(masks)))
 

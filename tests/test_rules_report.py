@@ -1,0 +1,200 @@
+"""The report's claims, rule by rule: a star on a benchmark × downstream cell only where that correlation is
+significant and its paired test against the runner-up holds after Holm over the columns shown; "best RM"
+only where the adjacent test against the runner-up holds; `prbench diff`'s headline leads with the primary
+correlation, then the changes beyond noise, largest first. Properties over generated metrics files."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tasks.downstream.correlation import headline as H
+from tasks.ops.report import benchmarks as RB
+from tasks.stages.human_eval.analysis import holm
+
+FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+METRIC = RB.MATRIX_METRIC
+
+
+def _cell(value, p_value, p_holm, status="ok"):
+    return {"status": status, "n_rms": 6, METRIC: {"value": value, "ci_low": None if value is None else value - 0.1,
+                                                   "ci_high": None if value is None else value + 0.1,
+                                                   "p_value": p_value, "p_holm": p_holm}}
+
+
+@st.composite
+def correlation_metrics(draw):
+    benches = draw(st.lists(st.sampled_from(["personalised", "generic", "rb2", "prism"]), min_size=1, max_size=4,
+                            unique=True))
+    downs = draw(st.lists(st.sampled_from(["bon", "rl", "arena"]), min_size=1, max_size=3, unique=True))
+    p = st.one_of(st.none(), st.floats(0, 1))
+    corr = {}
+    for b in benches:
+        corr[b] = {}
+        for d in downs:
+            if draw(st.booleans()) or len(benches) == 1:
+                status = draw(st.sampled_from(["ok", "ok", "ok", "too few RMs (n=3 < 5)"]))
+                value = draw(st.sampled_from([None, 0.2, 0.5, 0.5, 0.8, 0.9]))
+                corr[b][d] = _cell(value, draw(p), draw(p), status)
+    comparisons = {}
+    for x in benches:
+        for y in benches:
+            if x != y and draw(st.booleans()):
+                comparisons[f"{x} vs {y}"] = {d: {METRIC: {"p_value": draw(p), "difference": 0.1, "ci_low": 0.0,
+                                                           "ci_high": 0.2}, "status": "ok"} for d in downs
+                                              if draw(st.booleans())}
+    level = draw(st.sampled_from([0.05, 0.1]))
+    return {"alpha": level, "correlations": corr, "comparisons": comparisons,
+            "benchmarks": {b: {"source": "scores"} for b in benches}}
+
+
+def _reference_stars(m: dict) -> dict:
+    """The rule as docs/statistics.md words it, written out plainly."""
+    level, corr = m["alpha"], m["correlations"]
+    downs = sorted({d for cells in corr.values() for d in cells})
+    tops, raw = {}, {}
+    for d in downs:
+        ranked = sorted((c[METRIC]["value"], b) for b, cells in corr.items() for dd, c in cells.items()
+                        if dd == d and c["status"] == "ok" and c[METRIC]["value"] is not None)
+        ranked.sort(key=lambda x: (-x[0], x[1]))
+        if not ranked:
+            continue
+        top = ranked[0][1]
+        runner = ranked[1][1] if len(ranked) > 1 else None
+        cell = corr[top][d][METRIC]
+        p_own = cell["p_holm"] if cell["p_holm"] is not None else cell["p_value"]
+        own = p_own is not None and math.isfinite(p_own) and p_own < level
+        pair = (m["comparisons"].get(f"{top} vs {runner}") or {}).get(d) if runner else None
+        tops[d] = (top, own)
+        raw[d] = pair[METRIC]["p_value"] if pair else None
+    adjusted = holm(raw)
+    return {(top, d): own and adjusted[d] is not None and adjusted[d] < level for d, (top, own) in tops.items()}
+
+
+@FAST
+@given(correlation_metrics())
+def test_a_star_only_where_the_correlation_and_its_paired_test_against_the_runner_up_hold(m):
+    got = RB.matrix(m)
+    want = _reference_stars(m)
+    for row in got["rows"]:
+        for d, cell in zip(got["downstreams"], row["cells"]):
+            assert cell["best"] == want.get((row["benchmark"], d), False), (row["benchmark"], d, cell)
+            if cell["best"]:
+                assert cell["why"] == ""
+            elif (row["benchmark"], d) in want:
+                assert cell["why"], "a top benchmark not starred says why"
+    assert got["starred"] == any(want.values())
+
+
+def test_a_star_needs_the_paired_p_below_alpha_after_holm_over_the_columns():
+    corr = {"personalised": {"bon": _cell(0.9, 0.001, 0.01), "rl": _cell(0.9, 0.001, 0.01)},
+            "generic": {"bon": _cell(0.5, 0.3, 0.3), "rl": _cell(0.5, 0.3, 0.3)}}
+    vs = {"personalised vs generic": {"bon": {METRIC: {"p_value": 0.03}, "status": "ok"},
+                                      "rl": {METRIC: {"p_value": 0.02}, "status": "ok"}}}
+    m = {"alpha": 0.05, "correlations": corr, "comparisons": vs, "benchmarks": {}}
+    lead = RB.leaders(m, corr, ["bon", "rl"], METRIC)
+    # Holm over the two columns: 0.02 -> 0.04, 0.03 -> max(0.04, 0.03) = 0.04: both hold
+    assert lead["bon"]["holds"] and lead["rl"]["holds"]
+    vs["personalised vs generic"]["bon"][METRIC]["p_value"] = 0.026   # 2 * 0.02 = 0.04, then 0.04 vs 0.026: holds
+    assert RB.leaders(m, corr, ["bon", "rl"], METRIC)["bon"]["holds"]
+    vs["personalised vs generic"]["rl"][METRIC]["p_value"] = 0.03     # 2 * 0.026 = 0.052 >= 0.05: neither
+    lead = RB.leaders(m, corr, ["bon", "rl"], METRIC)
+    assert not lead["bon"]["holds"] and not lead["rl"]["holds"]
+    assert "not shown to beat generic" in lead["bon"]["why"]
+    # its own correlation not significant: no star whatever the paired test says
+    corr["personalised"]["bon"] = _cell(0.9, 0.001, 0.05)
+    vs["personalised vs generic"] = {"bon": {METRIC: {"p_value": 0.0001}, "status": "ok"}}
+    lead = RB.leaders(m, corr, ["bon"], METRIC)
+    assert not lead["bon"]["holds"] and "correlation not significant" in lead["bon"]["why"]
+
+
+def test_the_level_is_the_runs_alpha():
+    assert RB.level_of({"alpha": 0.1, "primary": {"alpha": 0.01}}) == 0.1
+    assert RB.level_of({"primary": {"alpha": 0.01}}) == 0.01
+    assert RB.level_of({}) == 0.05
+
+
+# --- the leaderboard's headline: "best" only where the adjacent test holds --------------------------------
+
+def _board(rows, adjacent, kinds=None):
+    from tasks.ops.report import board as B
+
+    out = []
+    for rm, strategy, acc in rows:
+        out.append({"rm": rm, "strategy": strategy, "evaluation_only": strategy == "oracle",
+                    "cells": [{"text": rm}, {"text": strategy}, {"text": f"{acc}", "v": acc, "ci": "[x]"}]})
+    board = {"rows": out, "adjacent": adjacent, "labels": {}, "tie_policy": "half", "ci": 0.95, "alpha": 0.05}
+    return B.headline(board, {rm: {"kind": (kinds or {}).get(rm, "seq-cls")} for rm, _, _ in rows})
+
+
+def test_best_only_where_the_test_against_the_runner_up_is_significant():
+    rows = [("a", "none", 0.9), ("b", "none", 0.7), ("c", "none", 0.5)]
+    test = {"rm": "a", "next": "b", "significant": True, "p_holm": 0.01, "pairs": 12, "difference": 0.2}
+    got = _board(rows, {("a", "none"): test})["best"][0]
+    assert got["rms"] == ["a"] and got["holds"] and got["others"] == 2
+    got = _board(rows, {("a", "none"): {**test, "significant": False, "p_holm": 0.2}})["best"][0]
+    assert not got["holds"] and "not significantly above b" in got["runner_up"]
+    got = _board(rows, {})["best"][0]
+    assert not got["holds"] and got["runner_up"] == "no runner-up to test against"
+    tied = [("a", "none", 0.9), ("b", "none", 0.9)]
+    got = _board(tied, {("a", "none"): test})["best"][0]
+    assert got["rms"] == ["a", "b"] and not got["holds"] and got["runner_up"] == "tied"
+
+
+def test_a_positive_control_is_never_a_contestant_and_the_oracle_is_the_upper_bound():
+    rows = [("ladder-11", "none", 1.0), ("a", "none", 0.6), ("a", "oracle", 0.95)]
+    got = _board(rows, {}, kinds={"ladder-11": "mixture"})
+    assert [b["rms"] for b in got["best"]] == [["a"]]
+    assert [o["rms"] for o in got["oracle"]] == [["a"]]
+
+
+# --- prbench diff: the headline's order ------------------------------------------------------------------
+
+def test_diff_leads_with_the_primary_then_beyond_noise_then_the_largest_change(tmp_path):
+    import json
+
+    old = {"rms": {rm: {"none": {"micro": {"accuracy": a, "ci": [a - 0.05, a + 0.05]}}}
+                   for rm, a in (("a", 0.5), ("b", 0.5), ("c", 0.5), ("d", 0.5), ("same", 0.6))}}
+    new = {"rms": {"a": {"none": {"micro": {"accuracy": 0.52, "ci": [0.45, 0.6]}}},      # +0.02, within: no
+                   "b": {"none": {"micro": {"accuracy": 0.7, "ci": [0.6, 0.8]}}},        # +0.20, beyond
+                   "c": {"none": {"micro": {"accuracy": 0.4, "ci": [0.1, 0.7]}}},        # -0.10, within
+                   "d": {"none": {"micro": {"accuracy": 0.4, "ci": [0.35, 0.45]}}},      # -0.10, beyond
+                   "same": {"none": {"micro": {"accuracy": 0.6, "ci": [0.5, 0.7]}}}}}
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "metrics/leaderboard.json").write_text(json.dumps(new))
+    (tmp_path / "metrics/correlation.json").write_text(json.dumps(
+        {"primary": {"estimate": 0.6, "ci": [0.2, 0.9], "p": 0.01, "benchmark": "personalised",
+                     "strategy": "raw_profile", "method": "bon", "statistic": "pearson"}}))
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "metrics/leaderboard.json").write_text(json.dumps(old))
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "old"], cwd=tmp_path, check=True)
+    (tmp_path / "metrics/leaderboard.json").write_text(json.dumps(new))
+    rows = H.headline_rows("HEAD", None, cwd=tmp_path)
+    assert rows[0]["what"].startswith("primary: personalised/raw_profile vs bon pearson")
+    assert rows[0]["note"] == "p=0.01"
+    assert [r["what"] for r in rows[1:]] == ["b · none", "d · none", "c · none", "a · none"]
+    assert [r["beyond"] for r in rows[1:]] == [True, True, False, False]
+    assert rows[1]["change"] == pytest.approx(0.2) and rows[2]["change"] == pytest.approx(-0.1)
+
+
+def test_beyond_noise_is_the_old_value_outside_the_new_interval():
+    assert H.beyond_noise(0.5, [0.6, 0.8]) is True
+    assert H.beyond_noise(0.9, [0.6, 0.8]) is True
+    assert H.beyond_noise(0.6, [0.6, 0.8]) is False, "the interval's ends are inside"
+    assert H.beyond_noise(0.8, [0.6, 0.8]) is False
+    assert H.beyond_noise(None, [0.6, 0.8]) is None and H.beyond_noise(0.5, [None, 0.8]) is None
+    assert H.beyond_noise(0.5, None) is None
+
+
+def test_the_headline_fits_its_line_budget_and_points_at_the_rest():
+    rows = [H._row(f"rm{i:02d} · none", 0.5, 0.6, [0.55, 0.65]) for i in range(60)]
+    text = H.format_headline(rows, "v1", None, others=7)
+    lines = text.splitlines()
+    assert len(lines) <= H.MAX_LINES
+    assert lines[-1] == f"{60 - (H.MAX_LINES - 4)} more headline row(s), 7 other changed metric(s): `prbench diff v1 --all`"
+    assert H.format_headline([], "v1", "v2", 0).splitlines()[1] == "no leaderboard accuracy and no primary correlation changed"
