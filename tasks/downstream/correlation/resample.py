@@ -82,4 +82,4 @@ def paired_difference(x: np.ndarray, y: np.ndarray, down: np.ndarray, names: lis
     lo, hi, undefined = interval(d, ci)
     ok = d[np.isfinite(d)]
     p = float((1 + np.sum(ok <= 0)) / (1 + len(ok))) if len(ok) else None
-    return {"difference": M.num(diff), "ci_low": lo, "ci_high": hi, "p_value": p, "undefined_resamples": undefined}
+    return {"difference": M.num(settled(diff)), "ci_low": lo, "ci_high": hi, "p_value": p, "undefined_resamples": undefined}
