@@ -1,6 +1,7 @@
 """What each numerics pin costs (docs/determinism.md): the same work in fresh processes under this CPU's
 own dispatch and under each pin alone, rounds interleaved so load hits every variant alike; the fastest
-round of each, as a ratio to the native one. Each child times only its work, not its imports.
+round of each, as a ratio to the native one. Each child times only its work, not its imports: wall
+seconds and CPU seconds (all its threads), the second far less sensitive to a shared box's load.
 
   statistics  the correlation stage's arithmetic on 40 RMs x 24 questions (tests/test_cpu_emulation.py's
               kind of data): correlate and the paired comparison, 500 resamples, 199 permutations --
@@ -9,15 +10,17 @@ round of each, as a ratio to the native one. Each child times only its work, not
   training    `prbench doctor`'s 4-step Bradley-Terry training (torch: ATen, oneDNN, MKL)
   rounding    `statistics` under every pin, with the rounding rule for decisions (settled) and without
 
-Variants (the child pins nothing itself; OMP/MKL/OpenBLAS threads fixed at 2 in all):
+Variants (the child pins nothing itself; OMP/MKL/OpenBLAS/torch threads fixed at 1 in all):
   native   nothing set: what this CPU's libraries pick
   numpy    NPY_DISABLE_CPU_FEATURES only          openblas  OPENBLAS_CORETYPE only
   torch    ATEN_CPU_CAPABILITY, ONEDNN_MAX_CPU_ISA only       all  every pin, as a run has them
+  older    no pin: the kernels of a CPU without AVX2 (numpy's baseline loops, OpenBLAS Sandybridge,
+           ATen default), to show the measurement sees a kernel change where there is one
 
 On a CPU with nothing above AVX2 the pins select what the libraries pick anyway, and the ratios are 1
 within noise; the cost of leaving AVX-512 unused shows only on an AVX-512 machine (run it there).
 
-    python benchmarks/numerics_pins.py [--rounds 3] [--only statistics,gemm,training]
+    python benchmarks/numerics_pins.py [--rounds 5] [--only statistics,gemm,training]
 """
 from __future__ import annotations
 
@@ -31,18 +34,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-THREADS = {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "PRBENCH_TORCH_THREADS": "2"}
+# one thread: a kernel's cost does not hinge on it, and CPU seconds then hold up on a busy shared box
+THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PRBENCH_TORCH_THREADS": "1"}
 WORKLOADS = ("statistics", "gemm", "training")
 
 
 def variants() -> dict[str, dict]:
     from tasks.core import numerics
 
-    pins = {k: v for k, v in numerics.wanted("2", numerics.cpuinfo()["vendor"], flags=numerics.cpuinfo()["flags"]).items()
+    pins = {k: v for k, v in numerics.wanted("1", numerics.cpuinfo()["vendor"], flags=numerics.cpuinfo()["flags"]).items()
             if k not in THREADS}
     pick = lambda *keys: {k: pins[k] for k in keys if k in pins}  # noqa: E731
+    older = {"NPY_DISABLE_CPU_FEATURES": " ".join(numerics.NUMPY_ABOVE["default"]), "OPENBLAS_CORETYPE": "Sandybridge",
+             "ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41", "DNNL_MAX_CPU_ISA": "SSE41"}
     return {"native": {}, "numpy": pick("NPY_DISABLE_CPU_FEATURES"), "openblas": pick("OPENBLAS_CORETYPE"),
-            "torch": pick("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "MKL_CBWR"), "all": pins}
+            "torch": pick("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "MKL_CBWR"), "all": pins,
+            "older": older}
 
 
 def statistics(settle: bool = True) -> float:
@@ -94,10 +101,12 @@ def training() -> float:
 
 
 def child(workload: str) -> None:
-    print(json.dumps({"seconds": globals()[workload]()}))
+    cpu = time.process_time()
+    seconds = globals()[workload]()
+    print(json.dumps({"seconds": seconds, "cpu": time.process_time() - cpu}))
 
 
-def run_child(workload: str, env_extra: dict) -> float:
+def run_child(workload: str, env_extra: dict) -> dict:
     keep = {k: v for k, v in os.environ.items() if k not in (*variants()["all"], "PRBENCH_NUMERICS_REPLACED")}
     env = {**keep, **THREADS, **env_extra, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_VERBOSITY": "error", "OMP_WAIT_POLICY": "PASSIVE"}
@@ -105,12 +114,12 @@ def run_child(workload: str, env_extra: dict) -> float:
                           text=True, timeout=900)
     if done.returncode:
         sys.exit(done.stdout[-2000:] + done.stderr[-3000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])["seconds"]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", default=",".join(WORKLOADS))
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -122,20 +131,29 @@ def main() -> None:
     print(f"CPU: {cpu['model']} ({', '.join(numerics.machine()['flags'])}); load {os.getloadavg()[0]:.1f} at start")
     chosen = variants()
     for workload in args.only.split(","):
-        names = ["native", *(n for n in chosen if n != "native" and (workload != "training" or n in ("torch", "all"))
-                             and (workload == "training" or n != "torch"))]
-        best = {n: float("inf") for n in names}
-        for _ in range(args.rounds):
+        names = [n for n in chosen if workload == "training" and n in ("native", "torch", "all", "older")
+                 or workload != "training" and n != "torch"]
+        best = {n: {"seconds": float("inf"), "cpu": float("inf")} for n in names}
+        for _ in range(args.rounds if workload != "training" else min(args.rounds, 3)):   # training: ~20 s a round
             for n in names:
-                best[n] = min(best[n], run_child(workload, chosen[n]))
-        print(f"{workload:<11}" + "  ".join(f"{n} {best[n]:.3f} s" + (f" ({best[n] / best['native']:.2f}x)" if n != "native"
-                                                                          else "") for n in names))
-    on, off = float("inf"), float("inf")
-    for _ in range(args.rounds):   # interleaved: the rounding rule on, then off
-        on = min(on, run_child("statistics", chosen["all"]))
-        off = min(off, run_child("statistics_unsettled", chosen["all"]))
-    print(f"{'rounding':<11}settled {on:.3f} s  raw {off:.3f} s  (rule costs {on / off:.2f}x)")
+                got = run_child(workload, chosen[n])
+                best[n] = {k: min(best[n][k], got[k]) for k in best[n]}
+        report(workload, best)
+    rule = {"settled": {"seconds": float("inf"), "cpu": float("inf")}, "raw": {"seconds": float("inf"), "cpu": float("inf")}}
+    for _ in range(args.rounds):   # interleaved: the rounding rule on, then off, under every pin
+        for n, workload in (("settled", "statistics"), ("raw", "statistics_unsettled")):
+            got = run_child(workload, chosen["all"])
+            rule[n] = {k: min(rule[n][k], got[k]) for k in rule[n]}
+    report("rounding", rule)
     print(f"load {os.getloadavg()[0]:.1f} at the end")
+
+
+def report(workload: str, best: dict) -> None:
+    """One line: per variant its best wall and CPU seconds, and both as a ratio to the first variant."""
+    first = next(iter(best.values()))
+    cells = [f"{n} {b['seconds']:.2f} s / {b['cpu']:.2f} cpu-s" + ("" if b is first else
+             f" ({b['seconds'] / first['seconds']:.2f}x / {b['cpu'] / first['cpu']:.2f}x)") for n, b in best.items()]
+    print(f"{workload:<11}" + "  ".join(cells), flush=True)
 
 
 def statistics_unsettled() -> float:

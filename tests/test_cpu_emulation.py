@@ -119,7 +119,7 @@ def _pinned_kernels(record: dict) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_statistics_and_training_give_this_machines_bytes_under_another_cpus_kernels(template, tmp_path):
-    """4 stage processes (6 on a CPU above AVX2); ~5 min on this 2-core box under load."""
+    """4 stage processes (6 on a CPU above AVX2); 3 min on the 2-core Zen 3 at load 9."""
     seen = dict(AVX2_ONLY)
     numerics.pin(2, env=seen, err=io.StringIO())
     assert numerics.REPLACED_ENV not in seen, "the pins are an AVX2-only CPU's own settings: they replace none"
@@ -127,7 +127,9 @@ def test_statistics_and_training_give_this_machines_bytes_under_another_cpus_ker
     mine = _run(template, tmp_path / "default", {})
     assert mine["records"]["train_rm"]["torch_capability"] == "AVX2"
     metrics = json.loads((tmp_path / "default" / layout.CORRELATION["metrics"]).read_text())
-    assert metrics["primary"]["p"] is not None and metrics["comparisons"], "the primary and paired tests ran"
+    paired = metrics["comparisons"]["personalised vs generic:worst_domain"]["bon"]["pearson"]
+    assert metrics["primary"]["p"] is not None and paired["p_value"] is not None, "the primary and paired tests ran"
+    assert all(r["replaced"] == {} for r in mine["records"].values())
     flags = numerics.cpuinfo()["flags"]
     emulated = {"other kernels": OTHER_KERNELS, **({"AVX2-only CPU": AVX2_ONLY} if "avx512f" in flags else {})}
     for name, switches in emulated.items():

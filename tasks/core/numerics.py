@@ -41,7 +41,7 @@ def library_pins(capability: str = CAPABILITY) -> dict:
 
 
 ISA_PINS = library_pins()
-MKL_BRANCH = "AVX2"                       # MKL_CBWR: Intel CPUs only (intel_only below)
+MKL_BRANCH = "AVX2"                       # MKL_CBWR: Intel CPUs only (see wanted)
 THREAD_VARS = ("PRBENCH_TORCH_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 # /proc/cpuinfo flags the pins need: AVX2 and FMA (torch, OpenBLAS Haswell), and the rest of x86-64-v3, without
 # which numpy runs its baseline loops instead of X86_V3 (abm: LZCNT)
@@ -108,9 +108,10 @@ def wanted(threads: str, vendor: str | None, capability: str = CAPABILITY, flags
 
 
 def pin(threads: int | str, capability: str = CAPABILITY, env=None, err=None) -> dict:
-    """Set the pinned variables in `env` (os.environ) before torch is imported; say once, in one line, when
-    the CPU is below the floor. An explicit PRBENCH_TORCH_THREADS (a launcher's, e.g. a benchmark's) sets the
-    thread count; OMP/MKL threads always follow it. `capability` other than the pin: `prbench doctor` only."""
+    """Set the pinned variables in `env` (os.environ) before torch or numpy is imported; say once, in one line,
+    when the CPU is below the floor. An explicit PRBENCH_TORCH_THREADS (a launcher's, e.g. a benchmark's) sets
+    the thread count; OMP/MKL/OpenBLAS threads always follow it. `capability` other than the pin: `prbench
+    doctor` only (each library then gets that capability's kernels: `library_pins`)."""
     env = os.environ if env is None else env
     cpu = cpuinfo()
     line = below_floor(cpu["flags"], model=cpu["model"])
