@@ -13,9 +13,13 @@ import pytest
 from tasks.core import numerics
 from tests.conftest import ROOT
 
-PROBE = ("import flows, json, os, torch; print(json.dumps({'capability': torch.backends.cpu.get_cpu_capability(), "
-         "**{k: os.environ.get(k) for k in ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'OMP_NUM_THREADS')}}))")
-ZEN3 = "vendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu sse2 sse4_2 avx avx2 fma f16c\n\n"
+PROBE = ("import flows, json, os, torch, scipy.stats; from tasks.core import numerics; "
+         "print(json.dumps({'capability': torch.backends.cpu.get_cpu_capability(), **numerics.numpy_kernels(), "
+         "**{k: os.environ.get(k) for k in ('ATEN_CPU_CAPABILITY', 'ONEDNN_MAX_CPU_ISA', 'OMP_NUM_THREADS', "
+         "'NPY_DISABLE_CPU_FEATURES', 'OPENBLAS_CORETYPE')}}))")
+ZEN3 = ("vendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\n"
+        "flags\t\t: fpu sse2 sse4_2 avx avx2 fma f16c bmi1 bmi2 abm movbe\n\n")
+ABOVE_AVX2 = ("X86_V4", "AVX512_ICL", "AVX512_SPR")
 
 
 def _env(**extra) -> dict:
@@ -24,14 +28,51 @@ def _env(**extra) -> dict:
 
 
 def test_a_stage_process_runs_the_pinned_kernels_whatever_the_environment_says():
-    """A user's ATEN_CPU_CAPABILITY=default is replaced (and recorded), torch reports AVX2 on this floor machine."""
+    """A user's ATEN_CPU_CAPABILITY=default, numpy baseline and OpenBLAS Nehalem are replaced (and recorded):
+    torch reports AVX2, numpy runs its X86_V3 loops and both OpenBLAS builds (numpy's, scipy's) Haswell's."""
+    user = {"ATEN_CPU_CAPABILITY": "default", "NPY_DISABLE_CPU_FEATURES": "X86_V3", "OPENBLAS_CORETYPE": "Nehalem"}
     done = subprocess.run([sys.executable, "-c", PROBE + "; print(os.environ['PRBENCH_NUMERICS_REPLACED'])"],
-                          cwd=ROOT, env=_env(ATEN_CPU_CAPABILITY="default"), capture_output=True, text=True,
-                          timeout=120, check=True)
+                          cwd=ROOT, env=_env(**user), capture_output=True, text=True, timeout=120, check=True)
     got, replaced = json.loads(done.stdout.splitlines()[0]), json.loads(done.stdout.splitlines()[1])
+    cores = {b["library"]: b["core"] for b in got.pop("openblas")}
     assert got == {"capability": "AVX2", "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
-                   "OMP_NUM_THREADS": "2"}
-    assert replaced == {"ATEN_CPU_CAPABILITY": "default"}
+                   "OMP_NUM_THREADS": "2", "numpy_dispatch": ["X86_V3"],
+                   "NPY_DISABLE_CPU_FEATURES": " ".join(ABOVE_AVX2), "OPENBLAS_CORETYPE": "Haswell"}
+    assert cores == {"numpy": "Haswell", "scipy": "Haswell"}
+    assert replaced == user
+
+
+def test_the_numpy_pin_names_every_dispatch_target_above_avx2_of_the_installed_numpy():
+    """numpy warns (and disables nothing) for a name its build does not know, and a new target above X86_V3
+    would run unpinned: an upgrade that changes the targets fails here."""
+    from numpy._core._multiarray_umath import __cpu_baseline__, __cpu_dispatch__
+
+    assert set(__cpu_dispatch__) == {numerics.NUMPY_PINNED, *ABOVE_AVX2} == {*numerics.NUMPY_ABOVE["default"]}
+    assert numerics.NUMPY_ABOVE["avx2"] == ABOVE_AVX2 and __cpu_baseline__ == ["X86_V2"]
+
+
+def test_openblas_is_never_forced_onto_a_core_the_cpu_cannot_run():
+    """A forced core above the CPU dies of an illegal instruction (SkylakeX on this AVX2-only Zen 3: SIGILL)."""
+    zen3 = numerics.cpuinfo(ZEN3)["flags"]
+    assert numerics.wanted("2", "AuthenticAMD", flags=zen3, machine="x86_64")["OPENBLAS_CORETYPE"] == "Haswell"
+    assert "OPENBLAS_CORETYPE" not in numerics.wanted("2", "AuthenticAMD", "avx512", zen3, "x86_64")
+    assert "OPENBLAS_CORETYPE" not in numerics.wanted("2", "AuthenticAMD", flags=zen3 - {"fma"}, machine="x86_64")
+    assert "OPENBLAS_CORETYPE" not in numerics.wanted("2", "AuthenticAMD", flags=set(), machine="x86_64")
+    arm = numerics.wanted("2", None, flags={"asimd"}, machine="aarch64")
+    assert "NPY_DISABLE_CPU_FEATURES" not in arm and "OPENBLAS_CORETYPE" not in arm
+
+
+def test_a_worker_whose_numpy_predates_the_pins_refuses_to_compute():
+    """numpy and OpenBLAS read their switches when they load: pinning afterwards changes nothing."""
+    code = ("import numpy, scipy.linalg; from tasks.core import numerics; numerics.pin(2); "
+            "print(numerics.mismatch())")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          check=True, env=_env(NPY_DISABLE_CPU_FEATURES="X86_V3", OPENBLAS_CORETYPE="Nehalem"))
+    assert done.stdout.strip() == (
+        "numpy baseline loops and numpy's OpenBLAS Nehalem kernels and scipy's OpenBLAS Nehalem kernels here, not the "
+        "pinned X86_V3 and Haswell: numpy was loaded before tasks/core/numerics.py pinned them; restart this worker "
+        "(docs/determinism.md)")
+    assert numerics.mismatch() is None   # this process: pinned by conftest before numpy loaded
 
 
 def test_a_cpu_below_the_floor_is_said_in_one_line():
@@ -39,6 +80,8 @@ def test_a_cpu_below_the_floor_is_said_in_one_line():
     old = numerics.cpuinfo(ZEN3.replace(" avx2 fma", ""))
     line = numerics.below_floor(old["flags"], "x86_64", old["model"])
     assert line.count("\n") == 0 and "AMD EPYC 7B13" in line and "AVX2/FMA" in line and "dvc.lock" in line
+    no_movbe = numerics.cpuinfo(ZEN3.replace(" movbe", ""))   # numpy would run its baseline loops, not X86_V3
+    assert "has no MOVBE" in numerics.below_floor(no_movbe["flags"], "x86_64", no_movbe["model"])
     assert "x86-64" in numerics.below_floor({"neon"}, "aarch64")
 
 
@@ -51,30 +94,50 @@ def test_intel_gets_mkls_avx2_branch_and_amd_mkls_own_dispatch():
 
 
 def test_the_stage_record_names_the_machine_and_the_kernels(tmp_path):
-    import torch  # noqa: F401 - as in a stage that computed with it
+    import scipy.stats  # noqa: F401 - as in a stage that computed with it (its OpenBLAS loads with scipy.linalg)
+    import torch  # noqa: F401
 
     path = numerics.record(tmp_path, "train_rm")
     rec = json.loads(open(path).read())
     assert rec["torch_capability"] == "AVX2" and rec["pins"]["ATEN_CPU_CAPABILITY"] == "avx2"
     assert rec["cpu"] and "avx2" in rec["flags"] and rec["mkl"] and rec["onednn"].startswith("v")
-    assert {"torch", "transformers", "trl", "llama-cpp-python", "numpy"} <= set(rec)
+    assert {"torch", "transformers", "trl", "llama-cpp-python", "numpy", "scipy"} <= set(rec)
+    assert rec["numpy_dispatch"] == ["X86_V3"] and rec["pins"]["OPENBLAS_CORETYPE"] == "Haswell"
+    assert [(b["library"], b["core"], b["threads"]) for b in rec["openblas"]] == [("numpy", "Haswell", 2),
+                                                                               ("scipy", "Haswell", 2)]
+    assert all(b["version"] for b in rec["openblas"])
 
 
-def _row(capability: str, torch: str, sha: str) -> dict:
-    return {"capability": capability, "torch": torch, "onednn": "AVX2", "sha256": sha, "seconds": 1.0}
+def _row(capability: str, torch: str, sha: str, statistics: str | None = None, numpy: str = "X86_V3",
+         core: str = "Haswell") -> dict:
+    from tasks.ops.doctor import REFERENCE
+
+    return {"capability": capability, "torch": torch, "onednn": "AVX2", "numpy": numpy,
+            "openblas": {"numpy": core, "scipy": core}, "sha256": sha,
+            "statistics": statistics or REFERENCE["statistics_sha256"], "seconds": 1.0}
 
 
 def test_the_doctor_fails_only_on_a_real_problem():
     from tasks.ops.doctor import REFERENCE, problems, table
 
-    ref, versions = REFERENCE["sha256"], REFERENCE["versions"]
-    fine = [_row("avx2", "AVX2", ref), _row("avx512", "AVX512", "0" * 64)]
+    ref, versions = REFERENCE["sha256"], {**REFERENCE["versions"], **REFERENCE["statistics_versions"]}
+    fine = [_row("avx2", "AVX2", ref), _row("avx512", "AVX512", "0" * 64, "1" * 64, "X86_V4", "SkylakeX")]
     assert problems(fine, None, versions) == []   # another capability differing is what the pins keep out
-    assert "differs" in table(fine).splitlines()[2]
+    assert table(fine).splitlines()[2].endswith("weights and statistics differ")
+    assert "X86_V4" in table(fine).splitlines()[2] and "SkylakeX/SkylakeX" in table(fine).splitlines()[2]
     assert "did not take: torch reports AVX512" in problems([_row("avx2", "AVX512", ref)], None, versions)[0]
     assert "differ from the reference machine's" in problems([_row("avx2", "AVX2", "1" * 64)], None, versions)[0]
     assert problems([_row("avx2", "AVX2", "1" * 64)], None, {**versions, "torch": "9.9"}) == []   # other versions
     assert problems([{"capability": "avx2", "error": "boom"}], None, versions) == ["the pinned training failed: boom"]
+    assert problems([_row("avx2", "AVX2", ref, numpy="X86_V4")], None, versions) == [
+        "the pins did not take: numpy runs X86_V4 loops, not X86_V3 (NPY_DISABLE_CPU_FEATURES; docs/determinism.md)"]
+    said = problems([_row("avx2", "AVX2", ref, core="SkylakeX")], None, versions)
+    assert said[0].startswith("the pins did not take: numpy's OpenBLAS runs SkylakeX kernels, not Haswell") and len(said) == 2
+    stats = problems([_row("avx2", "AVX2", ref, "2" * 64)], None, versions)
+    assert stats == [f"the pinned statistics differ from the reference machine's ({'2' * 16} vs "
+                     f"{REFERENCE['statistics_sha256'][:16]}) with the same library versions: this machine will not "
+                     "reproduce the committed dvc.lock; please report its CPU and this table"]
+    assert problems([_row("avx2", "AVX2", ref, "2" * 64)], None, {**versions, "scipy": "9.9"}) == []
 
 
 @pytest.mark.slow
@@ -89,8 +152,11 @@ def test_prbench_doctor_trains_under_each_capability_and_agrees_with_the_referen
     rows = {line.split()[0]: line for line in done.stdout.splitlines()[2:] if line.split() and line.split()[0] in
             ("avx2", "default", "avx512")}
     assert set(rows) == set(offered(numerics.cpuinfo()["flags"]))   # avx512 where the CPU has it
-    assert rows["avx2"].split()[2] == "AVX2" and rows["default"].split()[1] == "DEFAULT"
-    assert "reference machine (docs/determinism.md): f20ed1ba5082325c: agrees" in done.stdout
+    assert rows["avx2"].split()[2:6] == ["AVX2", "AVX2", "X86_V3", "Haswell/Haswell"]
+    assert rows["default"].split()[1:5] == ["DEFAULT", "SSE41", "baseline", "Nehalem/Nehalem"]
+    assert rows["default"].endswith("weights and statistics differ"), "the other kernels change both"
+    assert "reference machine (docs/determinism.md), weights: f20ed1ba5082325c: agrees" in done.stdout
+    assert "reference machine (docs/determinism.md), statistics: 80324adcaaec7294: agrees" in done.stdout
     assert done.stdout.rstrip().endswith("the pinned numerics work here")
 
 

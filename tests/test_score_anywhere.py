@@ -37,6 +37,7 @@ def test_scores_a_local_rewardbench2_copy_from_a_folder_outside_the_project(tmp_
     assert doc["schema_version"] == SCHEMA_VERSION and doc["params"] == "defaults" and doc["benchmark"] == "rewardbench2"
     assert doc["n"] == 6 and doc["results"]["strategies"]["none"]["accuracy"] == 0.5   # the fixture's worked value
     assert doc["config"]["ci"] == 0.95 and doc["config"]["strategies"] == ["none"]
+    assert doc["numerics"]["pins"]["NPY_DISABLE_CPU_FEATURES"] == "X86_V4 AVX512_ICL AVX512_SPR"   # docs/determinism.md
     assert sorted(p.name for p in work.iterdir()) == ["rb2", "results"], "no cache or params written here"
 
 

@@ -1,5 +1,7 @@
 """`prbench score`: one RM on the bundled released-benchmark files and on a pairs artifact,
 writing the same artifacts as the DAG and printing the table."""
+import json
+
 import pyarrow.parquet as pq
 import yaml
 
@@ -27,6 +29,10 @@ def test_released_benchmark_files(tmp_path, monkeypatch, capsys):
     assert f"first {limit} per domain" in printed
     assert sorted(p.name for p in out.iterdir()) == ["leaderboard.parquet", "results.json", "scores.parquet"], \
         "the ingested data is not copied into the results folder"
+    numerics = json.loads((out / "results.json").read_text())["numerics"]   # why another machine's bytes could differ
+    assert numerics["pins"]["OPENBLAS_CORETYPE"] == "Haswell" and numerics["numpy_dispatch"] == ["X86_V3"]
+    assert numerics["cpu"] and "avx2" in numerics["flags"] and numerics["numpy"] and numerics["scipy"]
+    assert {b["library"] for b in numerics["openblas"]} >= {"numpy"} and numerics["replaced"] == {}
 
 
 def test_plain_flags_and_limit(tmp_path, monkeypatch, capsys):

@@ -12,6 +12,10 @@ from pathlib import Path
 import numpy as np
 
 THREADS_ENV = "PRBENCH_TORCH_THREADS"
+# A decision that counts (a bootstrap or permutation p, a tie, a rank) compares values rounded to this many
+# decimals, never their last bits: two statistics equal in exact arithmetic come out a few ulps apart, in an
+# order that depends on the kernels (docs/determinism.md#the-rounding-rule-for-decisions)
+DECISION_DECIMALS = 12
 
 
 def stable_rng(seed: int, *names: str) -> np.random.Generator:
@@ -19,6 +23,13 @@ def stable_rng(seed: int, *names: str) -> np.random.Generator:
     every other draw unchanged."""
     digest = hashlib.sha256("\x1f".join(names).encode("utf-8")).digest()
     return np.random.default_rng([int(seed), int.from_bytes(digest[:8], "little")])
+
+
+def settled(x):
+    """x (a number or an array) rounded to DECISION_DECIMALS decimals, -0.0 made 0.0: what a decision
+    compares. Round a difference, not its two sides, where a tie decides: equal statistics then differ by
+    a few ulps, far below the last decimal kept, so their difference is 0 whatever the kernels."""
+    return np.round(x, DECISION_DECIMALS) + 0.0
 
 
 def fix_threads(n: int | None = None) -> int:

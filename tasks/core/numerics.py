@@ -1,12 +1,14 @@
-"""The numerics every artifact is computed under, pinned before torch is imported (docs/determinism.md).
+"""The numerics every artifact is computed under, pinned before torch or numpy is imported (docs/determinism.md).
 
-torch picks its CPU kernels by the instruction sets the CPU has: ATen's vectorised ops (softmax,
-reductions), oneDNN's JIT kernels and MKL's GEMM each dispatch on their own, and float sums taken in
-another order round differently. So every process that computes an artifact (stage processes, the warm
-server whose forks inherit torch, Dask/Ray workers, `prbench score`, `prbench doctor`'s workers) calls
-`pin()` first: the same kernels on any x86-64 CPU with AVX2 and FMA (the floor). Stdlib only: this
-runs before anything heavy is imported. The values win over the environment's; what they replaced is
-recorded (REPLACED_ENV) and shown in the provenance."""
+torch, numpy and OpenBLAS pick their CPU kernels by the instruction sets the CPU has: ATen's vectorised ops
+(softmax, reductions), oneDNN's JIT kernels, MKL's GEMM, numpy's SIMD loops (its log, exp, sums) and the
+OpenBLAS that numpy and scipy each bundle (dot products, matrix products) each dispatch on their own, and
+float sums taken in another order round differently. So every process that computes an artifact (stage
+processes, the warm server whose forks inherit torch and numpy, Dask/Ray workers, `prbench score`, `prbench
+doctor`'s workers) calls `pin()` first: the same kernels on any x86-64 CPU with AVX2, FMA and the rest of
+x86-64-v3 (the floor). Stdlib only: this runs before anything heavy is imported, and the libraries read their switches once, when
+they load. The values win over the environment's; what they replaced is recorded (REPLACED_ENV) and shown
+in the provenance."""
 from __future__ import annotations
 
 import json
@@ -15,14 +17,35 @@ import platform
 import sys
 
 CAPABILITY = "avx2"                       # ATen's capability dispatch (torch.backends.cpu.get_cpu_capability)
-ISA_PINS = {
-    "ATEN_CPU_CAPABILITY": CAPABILITY,    # ATen's vectorised kernels: default | avx2 | avx512
-    "ONEDNN_MAX_CPU_ISA": "AVX2",         # oneDNN's JIT kernels never above AVX2
-    "DNNL_MAX_CPU_ISA": "AVX2",           # the same switch under its older name
-}
-MKL_BRANCH = "AVX2"                       # MKL_CBWR: Intel CPUs only (intel_only below)
-THREAD_VARS = ("PRBENCH_TORCH_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-FLOOR = ("avx2", "fma")                   # /proc/cpuinfo flags the pins need
+# Each library told the same capability through its own documented switch. numpy: its dispatch targets
+# above the capability, disabled (numpy 2.4's names; tests/test_numerics.py checks them against the numpy
+# installed, so an upgrade that adds a target fails there, not silently in a run). OpenBLAS (numpy's and
+# scipy's each bundle one): the core whose kernels it runs. oneDNN: the highest ISA it may JIT for.
+NUMPY_ABOVE = {"default": ("X86_V3", "X86_V4", "AVX512_ICL", "AVX512_SPR"),
+               "avx2": ("X86_V4", "AVX512_ICL", "AVX512_SPR"), "avx512": ()}
+NUMPY_PINNED = "X86_V3"                   # the one numpy dispatch target left on at the floor
+OPENBLAS_CORE = {"default": "Nehalem", "avx2": "Haswell", "avx512": "SkylakeX"}
+# a core forced above the CPU dies of an illegal instruction: set only where /proc/cpuinfo shows these
+OPENBLAS_NEEDS = {"Nehalem": ("sse4_2",), "Haswell": ("avx2", "fma"),
+                  "SkylakeX": ("avx512f", "avx512bw", "avx512vl", "avx512dq")}
+ONEDNN_ISA = {"default": "SSE41", "avx2": "AVX2", "avx512": "AVX512_CORE"}
+
+
+def library_pins(capability: str = CAPABILITY) -> dict:
+    """Every library's switch for one capability: default | avx2 (the pin) | avx512."""
+    return {"ATEN_CPU_CAPABILITY": capability,                     # ATen's vectorised kernels
+            "ONEDNN_MAX_CPU_ISA": ONEDNN_ISA[capability],          # oneDNN's JIT kernels
+            "DNNL_MAX_CPU_ISA": ONEDNN_ISA[capability],            # the same switch under its older name
+            "NPY_DISABLE_CPU_FEATURES": " ".join(NUMPY_ABOVE[capability]),   # numpy's SIMD loops
+            "OPENBLAS_CORETYPE": OPENBLAS_CORE[capability]}        # numpy's and scipy's BLAS kernels
+
+
+ISA_PINS = library_pins()
+MKL_BRANCH = "AVX2"                       # MKL_CBWR: Intel CPUs only (see wanted)
+THREAD_VARS = ("PRBENCH_TORCH_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+# /proc/cpuinfo flags the pins need: AVX2 and FMA (torch, OpenBLAS Haswell), and the rest of x86-64-v3, without
+# which numpy runs its baseline loops instead of X86_V3 (abm: LZCNT)
+FLOOR = ("avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe")
 SHOWN_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512dq", "avx512bw", "avx512vl",
                "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_tile")
 REPLACED_ENV = "PRBENCH_NUMERICS_REPLACED"   # JSON {var: the value the pin replaced}, inherited by children
@@ -62,33 +85,40 @@ def below_floor(flags: set, machine: str | None = None, model: str | None = None
     missing = [f for f in FLOOR if f not in flags]
     if missing:
         return (f"prbench: this CPU ({model or 'unknown model'}) has no {'/'.join(m.upper() for m in missing)}: below "
-                "the numerics floor (x86-64 with AVX2 and FMA), torch runs other kernels here and trained models "
-                "will not match the committed dvc.lock (docs/determinism.md)")
+                "the numerics floor (x86-64-v3: AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE), torch and numpy run other "
+                "kernels here and trained models will not match the committed dvc.lock (docs/determinism.md)")
     return None
 
 
-def wanted(threads: str, vendor: str | None, capability: str = CAPABILITY) -> dict:
+def wanted(threads: str, vendor: str | None, capability: str = CAPABILITY, flags: set | None = None,
+           machine: str | None = None) -> dict:
     """The pinned variables for this machine. MKL's AVX2 branch exists on Intel CPUs only: on any other CPU
     MKL_CBWR falls back to its AUTO branch (oneMKL guide, CNR), which measurably changes results while
-    MKL's own dispatch gives AMD Zen 3 and Zen 5 the same bytes; so it is set on Intel only."""
-    isa = "AVX2" if capability == "avx2" else "AVX512_CORE" if capability == "avx512" else "SSE41"
-    env = {**ISA_PINS, "ATEN_CPU_CAPABILITY": capability, "ONEDNN_MAX_CPU_ISA": isa, "DNNL_MAX_CPU_ISA": isa}
+    MKL's own dispatch gives AMD Zen 3 and Zen 5 the same bytes; so it is set on Intel only. numpy's
+    feature names are x86's, and an OpenBLAS core is forced only where the CPU can run it (`flags`)."""
+    env = library_pins(capability)
+    if (machine or platform.machine()).lower() not in ("x86_64", "amd64"):
+        env.pop("NPY_DISABLE_CPU_FEATURES")
+        env.pop("OPENBLAS_CORETYPE")
+    elif not flags or not all(f in flags for f in OPENBLAS_NEEDS[env["OPENBLAS_CORETYPE"]]):
+        env.pop("OPENBLAS_CORETYPE")   # below the floor (or unknown): OpenBLAS picks what this CPU can run
     if vendor == "GenuineIntel":
         env["MKL_CBWR"] = MKL_BRANCH
     return {**env, **{var: threads for var in THREAD_VARS}}
 
 
 def pin(threads: int | str, capability: str = CAPABILITY, env=None, err=None) -> dict:
-    """Set the pinned variables in `env` (os.environ) before torch is imported; say once, in one line, when
-    the CPU is below the floor. An explicit PRBENCH_TORCH_THREADS (a launcher's, e.g. a benchmark's) sets the
-    thread count; OMP/MKL threads always follow it. `capability` other than the pin: `prbench doctor` only."""
+    """Set the pinned variables in `env` (os.environ) before torch or numpy is imported; say once, in one line,
+    when the CPU is below the floor. An explicit PRBENCH_TORCH_THREADS (a launcher's, e.g. a benchmark's) sets
+    the thread count; OMP/MKL/OpenBLAS threads always follow it. `capability` other than the pin: `prbench
+    doctor` only (each library then gets that capability's kernels: `library_pins`)."""
     env = os.environ if env is None else env
     cpu = cpuinfo()
     line = below_floor(cpu["flags"], model=cpu["model"])
     if line and not env.get(SAID_ENV):
         print(line, file=err or sys.stderr, flush=True)
         env[SAID_ENV] = "1"
-    values = wanted(str(env.get("PRBENCH_TORCH_THREADS") or threads), cpu["vendor"], capability)
+    values = wanted(str(env.get("PRBENCH_TORCH_THREADS") or threads), cpu["vendor"], capability, cpu["flags"])
     replaced = json.loads(env.get(REPLACED_ENV) or "{}")
     if "MKL_CBWR" not in values and "MKL_CBWR" in env:   # not Intel: MKL's own dispatch (see wanted)
         replaced["MKL_CBWR"] = env.pop("MKL_CBWR")
@@ -119,7 +149,8 @@ def _build(config: str, marker: str) -> str | None:
 
 def libraries() -> dict:
     """The kernels in use: torch's capability under the pins, MKL/oneDNN versions (when torch is loaded:
-    importing it only to say so would cost a stage seconds), library versions."""
+    importing it only to say so would cost a stage seconds), numpy's dispatch and each OpenBLAS's core
+    (when numpy is loaded), library versions."""
     from importlib import metadata
 
     out: dict = {"torch_capability": None}   # None: this process never loaded torch, no kernel of it ran
@@ -129,7 +160,9 @@ def libraries() -> dict:
         out = {"torch_capability": torch.backends.cpu.get_cpu_capability(),
                "mkl": _build(config, "Math Kernel Library Version"), "onednn": _build(config, "MKL-DNN"),
                "torch_threads": torch.get_num_threads()}
-    for name in ("torch", "transformers", "trl", "llama-cpp-python", "numpy"):
+    if "numpy" in sys.modules:
+        out.update(numpy_kernels())
+    for name in ("torch", "transformers", "trl", "llama-cpp-python", "numpy", "scipy"):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -139,6 +172,36 @@ def libraries() -> dict:
     return out
 
 
+def numpy_kernels() -> dict:
+    """numpy's dispatch targets in use (its SIMD loops: the highest one a function was built for) and every
+    OpenBLAS this process loaded (numpy's, and scipy's once scipy.linalg or scipy.stats is imported): whose,
+    its version, the core whose kernels it runs and its threads, as threadpoolctl reads them."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+        dispatch = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+    except ImportError:   # another numpy layout: say so rather than guess
+        dispatch = None
+    out: dict = {"numpy_dispatch": dispatch, "openblas": []}
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return out
+    for lib in threadpool_info():
+        if lib.get("internal_api") == "openblas":
+            path = lib.get("filepath") or ""
+            owner = next((o for o in ("numpy", "scipy") if f"{o}.libs" in path), os.path.basename(path))
+            out["openblas"].append({"library": owner, "version": lib.get("version"),
+                                    "core": lib.get("architecture"), "threads": lib.get("num_threads")})
+    out["openblas"].sort(key=lambda b: b["library"])
+    return out
+
+
+def describe() -> dict:
+    """This process's machine and kernels (machine() and libraries()): what results.json and the
+    runs/numerics/ records carry, so a user whose bytes differ can see why."""
+    return {**machine(), **libraries()}
+
+
 def record(folder, label: str) -> str:
     """runs/numerics/<label>.json: what this process computed its artifact on (outside DVC's hashes)."""
     import time
@@ -146,20 +209,31 @@ def record(folder, label: str) -> str:
 
     target = Path(folder) / f"{label}.json"
     target.parent.mkdir(parents=True, exist_ok=True)
-    entry = {"label": label, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **machine(), **libraries()}
+    entry = {"label": label, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **describe()}
     target.write_text(json.dumps(entry, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return str(target)
 
 
 def mismatch(reported: str | None = None) -> str | None:
-    """Why this process must not compute an artifact (None: it may): torch was loaded before the pins (a
-    long-lived worker that ran other code first) and dispatches other kernels. `reported`: torch's capability."""
+    """Why this process must not compute an artifact (None: it may): torch or numpy was loaded before the
+    pins (a long-lived worker that ran other code first) and dispatches other kernels. `reported`: torch's
+    capability (else read from the torch loaded here, and numpy's dispatch and OpenBLAS's core checked)."""
+    cpu = cpuinfo()
+    if below_floor(cpu["flags"], model=cpu["model"]):
+        return None
     if reported is None:
+        if "numpy" in sys.modules:
+            kernels, core = numpy_kernels(), OPENBLAS_CORE[CAPABILITY]
+            wrong = ([f"numpy {'/'.join(kernels['numpy_dispatch']) or 'baseline'} loops"]
+                     if kernels["numpy_dispatch"] not in (None, [NUMPY_PINNED]) else [])
+            wrong += [f"{b['library']}'s OpenBLAS {b['core']} kernels" for b in kernels["openblas"] if b["core"] != core]
+            if wrong:
+                return (f"{' and '.join(wrong)} here, not the pinned {NUMPY_PINNED} and {core}: numpy was loaded before "
+                        "tasks/core/numerics.py pinned them; restart this worker (docs/determinism.md)")
         if "torch" not in sys.modules:
             return None   # the pins are in the environment before torch loads
         reported = sys.modules["torch"].backends.cpu.get_cpu_capability()
-    cpu = cpuinfo()
-    if reported == CAPABILITY.upper() or below_floor(cpu["flags"], model=cpu["model"]):
+    if reported == CAPABILITY.upper():
         return None
     return (f"torch here runs {reported} kernels, not the pinned {CAPABILITY.upper()}: it was loaded before "
             "tasks/core/numerics.py pinned them; restart this worker (docs/determinism.md)")

@@ -36,6 +36,10 @@ class Results(BaseModel):
     results: dict = Field(description="the numbers: ours the leaderboard metrics, another benchmark per strategy "
                                       "and subset accuracy, CI, chance, ties, invalid and its published rule")
     run: dict = Field(description="run counters: model loads, cache hits, seconds")
+    numerics: dict = Field(default_factory=dict, description="what the numbers were computed on, so a user whose "
+                           "bytes differ can see why: the CPU and its SIMD flags, the pinned variables and what they "
+                           "replaced, the kernels torch, numpy and each OpenBLAS chose, library versions "
+                           "(tasks/core/numerics.describe; docs/determinism.md)")
 
 
 def folder(benchmark: str, name: str, base: str | Path = "results") -> Path:

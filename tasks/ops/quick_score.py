@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 from tasks.stages import ingest, leaderboard, profiles, score
 from tasks.core import layout
 from tasks.core.artifacts import read_table, write_json, write_table
-from tasks.core import results
+from tasks.core import numerics, results
 from tasks.core.errors import ConfigError
 from tasks.core.progress import bar as progress_bar
 from tasks.models.resources import Resources
@@ -170,7 +170,8 @@ def quick_score(params: dict, *, entry: dict, name: str, data: str | None, strat
               "ci": lp["ci"], "seed": params["common"]["seed"], "fidelity": res.fidelity}
     doc = results.document(benchmark=OURS, model={"name": name, "entry": entry, "identity": rm.identity()},
                            data=data or layout.PAIRS["selected_pairs"], params=source, config=config, n=len(pairs),
-                           results=leaderboard.leaderboard_metrics(lb, rows, lp), run=res.stats())
+                           results=leaderboard.leaderboard_metrics(lb, rows, lp), run=res.stats(),
+                           numerics=numerics.describe())
     write_json(doc, out / results.FILE)
     return format_table(lb, params["scoring"].get("per_domain_limit"), limit, res.fidelity)
 

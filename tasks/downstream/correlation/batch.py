@@ -22,6 +22,8 @@ import warnings
 import numpy as np
 from scipy import stats
 
+from tasks.core.determinism import settled
+
 _weightedtau = getattr(stats.weightedtau, "__wrapped__", stats.weightedtau)
 
 
@@ -34,8 +36,8 @@ def tie_keys(names: list[str], rm_index: np.ndarray) -> np.ndarray:
 
 
 def strict_ranks(values: np.ndarray, ties: np.ndarray) -> np.ndarray:
-    """Per row, 0 = best: higher value first, equal values by the lower tie key."""
-    order = np.lexsort((ties, -values), axis=-1)
+    """Per row, 0 = best: higher value first, equal values (to DECISION_DECIMALS) by the lower tie key."""
+    order = np.lexsort((ties, -settled(values)), axis=-1)
     out = np.empty_like(order)
     np.put_along_axis(out, order, np.arange(values.shape[1]), axis=1)
     return out

@@ -17,8 +17,9 @@ form of the same metrics; tests/test_correlation_metrics.py checks it against th
   for a reversed list of the same RMs: read it next to its random and reversed values too.
 - Weighted τ (scipy.stats.weightedtau): hyperbolic weights, top ranks count more.
 - Significance: one-sided permutation test (H1: positive agreement) permuting the benchmark values
-  across RMs (scipy.stats.permutation_test; exact when n! ≤ the number of resamples); Holm-adjusted
-  over each benchmark's family (metrics × predictors × downstreams).
+  across RMs (scipy.stats.permutation_test; exact when n! ≤ the number of resamples), a permutation
+  counting when its statistic minus the observed, rounded to 12 decimals, is ≥ 0 (`at_least`);
+  Holm-adjusted over each benchmark's family (metrics × predictors × downstreams).
 - CIs: resample.py (RMs and questions resampled together).
 """
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ranked_overlap import rbo as _rbo
 from scipy import stats
 from sklearn.metrics import ndcg_score
 
+from tasks.core.determinism import settled
 from tasks.downstream.correlation import batch
 
 METRICS = ("pearson", "spearman", "kendall_tau_b", "weighted_tau", "ndcg", "rbo")
@@ -71,7 +73,8 @@ def verdict(status: str | None, p_holm, p_value, level: float) -> str:
 
 
 def strict_order(values, names) -> list[int]:
-    """Indices best first; equal values by RM name."""
+    """Indices best first; equal values (to DECISION_DECIMALS) by RM name."""
+    values = settled(np.asarray(values, dtype=float))
     return sorted(range(len(names)), key=lambda i: (-values[i], names[i]))
 
 
@@ -152,8 +155,19 @@ def permutation(bench, down, names, rbo_p: float, n_resamples: int, rng_for) -> 
                                          permutation_type="pairings", n_resamples=n_resamples,
                                          alternative="greater", rng=rng_for(m))
         null = np.asarray(res.null_distribution, dtype=float)
-        out[m] = (float(res.pvalue), float(np.nanmean(null)) if np.isfinite(null).any() else math.nan)
+        out[m] = (at_least(null, observed[m], exact=math.factorial(len(bench)) <= n_resamples),
+                  float(np.nanmean(null)) if np.isfinite(null).any() else math.nan)
     return out
+
+
+def at_least(null: np.ndarray, observed: float, exact: bool) -> float:
+    """The one-sided permutation p (H1: greater) as scipy.stats.permutation_test counts it (exact: the share
+    of all permutations; randomised: (1 + hits) / (1 + resamples)), a hit being a null value whose difference
+    from the observed, rounded to DECISION_DECIMALS, is >= 0: a permutation as good as the data counts
+    whichever way its last bits fall (scipy's own tolerance is relative, so none at an observed 0)."""
+    with np.errstate(invalid="ignore"):
+        hits = int(np.sum(settled(null - observed) >= 0))
+    return hits / len(null) if exact else (hits + 1) / (len(null) + 1)
 
 
 def p_values(bench, down, names, rbo_p: float, n_resamples: int, rng_for) -> dict[str, float]:
@@ -173,7 +187,7 @@ def resampled_means(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
     num = weights @ np.where(have, x, 0.0).T
     den = weights @ have.T.astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return num / den
+        return settled(num / den)   # equal means tie exactly, whatever order the BLAS kernel summed in
 
 
 def holm(p_values: dict) -> dict:

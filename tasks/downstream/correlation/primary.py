@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from tasks.core.determinism import settled
 from tasks.downstream.correlation import batch
 
 STATISTICS = ("spearman", "kendall_tau_b", "pearson")
@@ -46,16 +47,16 @@ def flip_masks(n_pairs: int, b: int, rng) -> tuple[np.ndarray, bool]:
 
 
 def extreme(null: np.ndarray, observed, alternative: str) -> np.ndarray:
-    """Which null statistics are at least as extreme as the observed (NaN never is). Works row-wise
-    when `observed` has one value per row of `null`."""
-    eps = 1e-12
+    """Which null statistics are at least as extreme as the observed (NaN never is), comparing their
+    difference rounded to DECISION_DECIMALS: a flip as extreme as the data counts whichever way its last
+    bits fall. Works row-wise when `observed` has one value per row of `null`."""
     with np.errstate(invalid="ignore"):
         if alternative == "greater":
-            out = null >= observed - eps
+            out = settled(null - observed) >= 0
         elif alternative == "less":
-            out = null <= observed + eps
+            out = settled(null - observed) <= 0
         else:
-            out = np.abs(null) >= np.abs(observed) - eps
+            out = settled(np.abs(null) - np.abs(observed)) >= 0
     return out & np.isfinite(null)
 
 

@@ -11,13 +11,15 @@ alone is kept beside it: with few RMs it is far too narrow, which is the point o
 
 `paired_difference` is the test "benchmark X predicts downstream better than benchmark Y": the
 difference of their correlations with the same downstream, over the same resamples of RMs and
-questions, with its percentile CI and a one-sided bootstrap p (share of resamples where X is not better)."""
+questions, with its percentile CI and a one-sided bootstrap p (share of resamples where X is not better: the
+difference, rounded to tasks/core/determinism.DECISION_DECIMALS, at or below zero)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
+from tasks.core.determinism import settled
 from tasks.downstream.correlation import batch
 from tasks.downstream.correlation import metrics as M
 
@@ -76,8 +78,8 @@ def paired_difference(x: np.ndarray, y: np.ndarray, down: np.ndarray, names: lis
             - M.compute(observed[1], observed[2], names, rbo_p, (metric,))[metric])
     dx = metric_draws(x, down, names, rbo_p, resamples.rm_index, (metric,))[metric]
     dy = metric_draws(y, down, names, rbo_p, resamples.rm_index, (metric,))[metric]
-    d = dx - dy
+    d = settled(dx - dy)   # X and Y equally good on a resample: 0, not a few ulps either side (determinism.md)
     lo, hi, undefined = interval(d, ci)
     ok = d[np.isfinite(d)]
     p = float((1 + np.sum(ok <= 0)) / (1 + len(ok))) if len(ok) else None
-    return {"difference": M.num(diff), "ci_low": lo, "ci_high": hi, "p_value": p, "undefined_resamples": undefined}
+    return {"difference": M.num(settled(diff)), "ci_low": lo, "ci_high": hi, "p_value": p, "undefined_resamples": undefined}

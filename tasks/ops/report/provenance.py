@@ -120,18 +120,33 @@ def revisions(ingest: dict | None, benches: dict) -> list[dict]:
 
 
 def numerics(machines: list[dict] | None) -> dict:
-    """The pinned numerics: the same on every machine at the floor, so the DVC page shows them; `machines`
-    (the runs/numerics/ records: CPU, flags, kernels per stage process) only on `prbench report`'s page,
-    as the page in dvc.lock must not depend on the machine that made it."""
+    """The pinned numerics: the same on every machine at the floor, so the DVC page shows them, with the
+    rounding rule for decisions; `machines` (the runs/numerics/ records: CPU, flags, the kernels torch, numpy
+    and OpenBLAS chose, per stage) only on `prbench report`'s page, as the page in dvc.lock must not depend
+    on the machine that made it."""
     from tasks.core import numerics as pins
+    from tasks.core.determinism import DECISION_DECIMALS
 
-    caps = sorted({str(m.get("torch_capability")) for m in machines or [] if m.get("torch_capability")})
-    return {"pins": [{"var": k, "value": v} for k, v in pins.ISA_PINS.items()]
+    needs = lambda core: " + ".join(f.upper() for f in pins.OPENBLAS_NEEDS[core])  # noqa: E731
+    shown = {**pins.ISA_PINS, "NPY_DISABLE_CPU_FEATURES": f"{pins.ISA_PINS['NPY_DISABLE_CPU_FEATURES']} (numpy runs "
+             f"its {pins.NUMPY_PINNED} loops)", "OPENBLAS_CORETYPE": f"{pins.ISA_PINS['OPENBLAS_CORETYPE']} (numpy's "
+             f"and scipy's OpenBLAS; where the CPU has {needs(pins.ISA_PINS['OPENBLAS_CORETYPE'])})"}
+    machines = [{**m, "kernels": kernels_of(m) if m.get("numpy_dispatch") is not None else None} for m in machines or []]
+    caps = sorted({str(m.get("torch_capability")) for m in machines if m.get("torch_capability")})
+    kernels = sorted({m["kernels"] for m in machines if m["kernels"]})
+    return {"pins": [{"var": k, "value": v} for k, v in shown.items()]
             + [{"var": "MKL_CBWR", "value": f"{pins.MKL_BRANCH} on Intel CPUs; MKL's own dispatch on others"},
                {"var": " / ".join(pins.THREAD_VARS), "value": "common.torch_threads"}],
-            "floor": " + ".join(f.upper() for f in pins.FLOOR),
-            "machines": sorted(machines or [], key=lambda m: m.get("label", "")) or None,
-            "mixed": len(caps) > 1 and caps}
+            "floor": " + ".join(f.upper() for f in pins.FLOOR), "decimals": DECISION_DECIMALS,
+            "machines": sorted(machines, key=lambda m: m.get("label", "")) or None,
+            "mixed": len(caps) > 1 and caps, "mixed_kernels": len(kernels) > 1 and kernels}
+
+
+def kernels_of(record: dict) -> str:
+    """What numpy and each OpenBLAS ran in one stage process, in one line: 'numpy X86_V3 · OpenBLAS Haswell
+    (numpy 0.3.31), Haswell (scipy 0.3.30)'."""
+    blas = ", ".join(f"{b['core']} ({b['library']} {b['version']})" for b in record.get("openblas") or [])
+    return f"numpy {' '.join(record.get('numpy_dispatch') or ()) or 'baseline'} · OpenBLAS {blas or 'not loaded'}"
 
 
 def machine_records(folder: str | Path = "runs/numerics") -> list[dict]:

@@ -54,7 +54,7 @@ def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, dat
     asked for (--strategy), each one the benchmark scores (default: all of them); `source`: where the params
     came from (recorded); `revision`: the hub dataset's (null = main), its sha recorded."""
     from tasks.core.artifacts import write_json, write_table
-    from tasks.core import results
+    from tasks.core import numerics, results
     from tasks.stages.benchmarks import get, scoring
     from tasks.models.resources import Resources
     from tasks.models.rms.registry import make_rm
@@ -77,7 +77,8 @@ def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, dat
               "tie_policy": lb["tie_policy"], "bootstrap": lb["bootstrap"], "ci": lb["ci"], "seed": params["common"]["seed"]}
     doc = results.document(benchmark=benchmark, model={"name": name, "entry": entry, "identity": rm.identity()},
                            data=data or bench.hub_id, dataset=dataset_read(bench, revision), params=source,
-                           config=config, n=len(items), results=metrics, run=res.stats())
+                           config=config, n=len(items), results=metrics, run=res.stats(),
+                           numerics=numerics.describe())
     write_json(doc, out / results.FILE)
     read = f"read at revision {bench.revision}\n" if bench.revision else ""
     return read + scoring.format_summary(benchmark, name, metrics)
