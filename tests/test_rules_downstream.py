@@ -240,3 +240,42 @@ def test_the_order_is_a_hash_of_the_seed_and_the_question_id():
     rows = halves.assign(qs, 0.5, 7)
     ranked = sorted((q["id"] for q in qs), key=lambda i: hashlib.sha256(f"7:{i}".encode("utf-8")).hexdigest())
     assert {r["question_id"] for r in rows if r["half"] == halves.DOWNSTREAM} == set(ranked[:3])
+
+
+def test_bon_score_rows_keep_every_sample_its_rm_strategy_and_truncation():
+    """sample_rows (bon_score's table): one row per sample, the RM and strategy on each, the score of its
+    distinct answer, None for an invalid sample or one the RM gave nothing, truncation as the RM said."""
+    from tasks.downstream.bon.select import sample_rows
+
+    samples = [{"question_id": "q", "sample_index": 0, "valid": True, "answer_hash": "a"},
+               {"question_id": "q", "sample_index": 1, "valid": True, "answer_hash": "b"},
+               {"question_id": "q", "sample_index": 2, "valid": False, "answer_hash": "a"},   # same text, invalid
+               {"question_id": "q", "sample_index": 3, "valid": True, "answer_hash": "c"},
+               {"question_id": "r", "sample_index": 0, "valid": True, "answer_hash": "a"}]
+    by_key = {("q", "a"): (0.7, True), ("q", "b"): (math.nan, False), ("r", "a"): (0.1, False)}
+    rows = sample_rows("my-rm", "raw_profile", samples, by_key)
+    assert [(r["rm"], r["strategy"]) for r in rows] == [("my-rm", "raw_profile")] * 5
+    assert [(r["question_id"], r["sample_index"]) for r in rows] == [(s["question_id"], s["sample_index"]) for s in samples]
+    scores = [r["score"] for r in rows]
+    assert scores[0] == 0.7 and math.isnan(scores[1]) and scores[2] is None and scores[3] is None and scores[4] == 0.1
+    assert [r["truncated"] for r in rows] == [True, False, False, False, False]
+
+
+def test_the_random_line_is_a_uniform_pick_among_the_first_k_or_all():
+    from tasks.downstream.bon.select import uniform_pick
+
+    judge = {0: 0.0, 1: 1.0, 2: 0.5, 3: 0.9}
+    assert uniform_pick(judge, 2, "first_k") == pytest.approx(0.5), "samples 0 and 1 only"
+    assert uniform_pick(judge, 1, "first_k") == 0.0
+    assert uniform_pick(judge, 2, "expected") == pytest.approx(2.4 / 4), "every candidate"
+    assert uniform_pick({2: 0.5}, 2, "first_k") is None, "no candidate among the first k"
+
+
+def test_bon_score_of_an_rm_params_do_not_list_names_the_nearest():
+    from tasks.core.errors import ConfigError
+    from tasks.downstream.bon.select import plan
+
+    with pytest.raises(ConfigError) as err:
+        plan({"scoring": {"rms": {"length-longer": {"kind": "length-longer"}}}}, "length-loner", {})
+    assert str(err.value) == ("scoring.rms: unknown name 'length-loner' (did you mean 'length-longer'?); "
+                              "valid: length-longer")

@@ -417,3 +417,23 @@ def test_adjacent_pairs_keep_the_tie_policy():
     assert A.pair_credits(rows, "drop", credits) == {("d", "test", "q0", 1): 1.0, ("d", "test", "q2", 1): 0.0}
     twice = rows + rows[:1]
     assert A.pair_credits(twice, "strict", credits)[("d", "test", "q0", 2)] == 1.0, "a repeated question is a new pair"
+
+
+def test_adjacent_tests_count_ties_as_the_tie_policy_does_and_record_rounded_values():
+    """Under `half` a tie is half a credit, so a tie against a right answer is a discordant pair; under
+    `drop` the tie leaves the pair out of the test."""
+    from tasks.stages.leaderboard import leaderboard_rows
+
+    scores = _rows("a", [1] * 6 + [1] * 5) + _rows("b", [0.5] * 6 + [0] * 5)
+    for policy, discordant, pairs in (("half", [11, 0], 11), ("strict", [11, 0], 11), ("drop", [5, 0], 5)):
+        p = {"tie_policy": policy, "bootstrap": 50, "ci": 0.95, "split": None}
+        t = A.adjacent_tests(scores, leaderboard_rows(scores, p, 1), p, credits)["tests"]["none"][0]
+        assert (t["discordant"], t["pairs"]) == (discordant, pairs), policy
+        assert t["p"] == round(2 * 0.5 ** discordant[0], 6)
+    p = {"tie_policy": "half", "bootstrap": 50, "ci": 0.95, "split": None}
+    scores = _rows("top", [1] * 12) + _rows("low", [0] * 11 + [1])
+    got = A.adjacent_tests(scores, leaderboard_rows(scores, p, 1), p, credits)
+    t = got["tests"]["none"][0]
+    assert t["difference"] == round(1 - 1 / 12, 4) and t["p"] == round(2 * 0.5 ** 11, 6)
+    assert t["p_holm"] == t["p"], "one test in the family: Holm leaves it"
+    assert got["method"] == A.METHOD and "Holm" in got["method"]

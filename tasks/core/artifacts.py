@@ -61,12 +61,23 @@ def write_table(table: pa.Table | list[dict], path: str | Path, schema: str) -> 
     """
     path = Path(path)
     if isinstance(table, list):
+        _no_unknown_keys(table, schema)
         table = pa.Table.from_pylist(table, schema=SCHEMAS[schema])
     table = conform(table, schema).replace_schema_metadata({"prbench.schema": schema})
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd", compression_level=3,
                        use_dictionary=True, write_statistics=True, row_group_size=64_000)
     return path
+
+
+def _no_unknown_keys(rows: list[dict], schema: str) -> None:
+    """No row holds a key the schema lacks: pyarrow would drop it without a word, so a misspelt column (a row's
+    `rm` written as `RM`) would leave the column null. A key left out is a null, as the schema allows."""
+    want = set(SCHEMAS[schema].names)
+    for i, row in enumerate(rows):
+        extra = row.keys() - want
+        if extra:
+            raise ValueError(f"{schema} row {i}: not in the schema: {', '.join(sorted(extra))}")
 
 
 def read_table(path: str | Path, schema: str) -> pa.Table:
@@ -81,8 +92,12 @@ def write_json(obj, path: str | Path) -> Path:
 
 def write_text(text: str, path: str | Path) -> Path:
     """A text artifact (e.g. the report page), UTF-8, via temp file + rename."""
+    return write_bytes(text.encode("utf-8"), path)
+
+
+def write_bytes(data: bytes, path: str | Path) -> Path:
     with atomic_path(path) as tmp:
-        tmp.write_bytes(text.encode("utf-8"))
+        tmp.write_bytes(data)
     return Path(path)
 
 

@@ -3,14 +3,12 @@ metrics, plots and its `registered.json` entry together) or not at all.
 
 A journal in the git dir (<git dir>/prbench/txn/<id>.json) is written before anything is touched
 and removed after the commit. It holds the release, a snapshot of every file git sees (and a copy
-of those that differed from HEAD), and the token the commit message carries, and the list of files git ignores (DVC's outputs, scratch
-files). Its owner holds a flock on <id>.lock for its whole life, so a journal whose lock is free is an
-unfinished release of a dead run: `rollback` puts the repo back as the snapshot says (files restored
-or removed, the index reset, DVC's outputs checked out to the restored dvc.lock, the new RM's partial
-outputs and any other file the run created anywhere in the work tree removed), unless the commit
-already landed (its token is on the branch): then nothing is undone. What is kept on purpose: git's and
-DVC's own folders, the virtualenv, the LLM/embedding cache (`common.cache_dir`: computed results are
-never lost), run records and the release watcher's downloads (KEPT).
+of those that differed from HEAD), and the token the commit message carries, and the files git ignores. Its owner holds a flock on
+<id>.lock for its whole life, so a journal whose lock is free is an unfinished release of a dead run:
+`rollback` puts the repo back as the snapshot says (files restored or removed, the index reset, DVC's
+outputs checked out to the restored dvc.lock, any other file the run created anywhere in the work tree
+removed but what KEPT names), unless the commit already landed (its token is on the branch): then nothing
+is undone.
 `dead` lists them for the next score-rm or `prbench serve` start, which rescore each once."""
 from __future__ import annotations
 
@@ -23,7 +21,7 @@ from pathlib import Path
 
 from tasks.ops import gitops, releases
 from tasks.core import layout
-from tasks.core.artifacts import write_json
+from tasks.core.artifacts import write_bytes, write_json
 from tasks.ops.repo_lock import state_dir
 
 STATE = layout.RELEASES["state"]
@@ -96,22 +94,21 @@ class Journal:
         (_dir(self.root) / f"{self.id}.lock").unlink(missing_ok=True)
 
 
-def _known(root, name: str) -> bool:
+def _params(root) -> dict:
     import yaml
 
     try:
-        return name in ((yaml.safe_load((Path(root) / "params.yaml").read_text()) or {})["scoring"]["rms"] or {})
-    except Exception:   # an unreadable params file: treat the RM as new (its outputs are removed)
-        return False
+        return yaml.safe_load((Path(root) / "params.yaml").read_text()) or {}
+    except Exception:   # an unreadable params file: no RM known (its outputs are removed), the default cache only
+        return {}
+
+
+def _known(root, name: str) -> bool:
+    return name in (((_params(root).get("scoring") or {}).get("rms")) or {})
 
 
 def _kept(root) -> tuple[str, ...]:
-    import yaml
-
-    try:
-        cache = ((yaml.safe_load((Path(root) / "params.yaml").read_text()) or {}).get("common") or {}).get("cache_dir")
-    except Exception:   # an unreadable params file: the default cache folder only
-        cache = None
+    cache = (_params(root).get("common") or {}).get("cache_dir")
     return KEPT + ((str(cache).strip("/"),) if cache and not Path(str(cache)).is_absolute() else ())
 
 
@@ -201,7 +198,8 @@ def rollback(root, j: Journal, log=print) -> str:
         elif p in backed:
             shutil.copy2(j.backup / p, dst)
         else:
-            _write(dst, gitops.git_bytes(root, "show", f"{head}:{p}"))
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            write_bytes(gitops.git_bytes(root, "show", f"{head}:{p}"), dst)
     _restore_record(root, j, existed=before.get(STATE) is not None)
     from tasks.ops.repro import dvc
 
@@ -258,14 +256,6 @@ def _free_dvc_rwlock(root: Path, log=print) -> None:
         return
     if dead:
         log(f"released DVC's locks of the dead run's dvc (pid {', '.join(map(str, sorted(dead)))})")
-
-
-def _write(dst: Path, data: bytes) -> None:
-    from tasks.core.artifacts import atomic_path
-
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(dst) as tmp:
-        tmp.write_bytes(data)
 
 
 def _restore_record(root, j: Journal, existed: bool = True) -> None:

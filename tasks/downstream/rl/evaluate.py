@@ -253,7 +253,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     lines = [BASELINE, *trained]
     table = summarise(rows, lines, manifests, int(e["bootstrap"]), float(e["ci"]), seed)
     write_table(rows, out["answers"], "rl_answers")
-    write_table(table, out["eval"], "rl_eval")
+    write_table([{k: v for k, v in r.items() if k != "seed_scores"} for r in table], out["eval"], "rl_eval")   # a dict: metrics only
     metrics = {"judge": judge.identity(), "base": base_id, "questions": len(questions), **_summary(table, manifests, e),
                "run": {"seconds": round(time.perf_counter() - start, 1), "judged_answers": judged, **stats,
                        **res.stats()}}
