@@ -68,7 +68,7 @@ def vs_chance(t: dict | None, family: dict) -> str:
     need = family.get("min_pairs")
     if need is not None and n < need:
         return (f"too few pairs to beat chance: {said}; even all {n} right could not, picked from {m}: "
-                f"that takes {need} pairs")
+                f"that takes {need} tested pairs")
     return f"not above chance: {said}"
 
 

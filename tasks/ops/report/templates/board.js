@@ -24,7 +24,7 @@
     match.slice(lo, hi).forEach(function (r) { r.hidden = false; });
     var of = match.length < rows.length ? " (of " + rows.length + ")" : "";
     shown.textContent = !match.length ? "no row matches" + of :
-      (lo === 0 && hi === match.length ? "all " + match.length + " rows" : "rows " + (lo + 1) + "–" + hi + " of " + match.length) + of;
+      (lo === 0 && hi === match.length ? (match.length === 1 ? "1 row" : "all " + match.length + " rows") : "rows " + (lo + 1) + "–" + hi + " of " + match.length) + of;
     prev.disabled = everything || page === 0;
     next.disabled = everything || page >= pages - 1;
     all.textContent = everything ? size + " per page" : "show all";
