@@ -1,8 +1,8 @@
-"""The headline, the sortable leaderboard and the per-domain heatmap, from the leaderboard stage's
-Parquet and metrics. Every accuracy carries its CI; columns a stage adds show up as they are."""
+"""The sortable leaderboard and the per-domain heatmaps, from the leaderboard stage's Parquet and metrics (the
+headline cards drawn from them: headline.py). Every accuracy carries its CI; columns a stage adds show up as they
+are. At a hundred RMs and more the table is filtered and paged in the page (templates/board.js) and the heatmaps
+keep the MAX_RMS_SHOWN best RMs, the null baselines as one range."""
 from __future__ import annotations
-
-from collections import defaultdict
 
 from tasks.ops.report import fmt
 from tasks.models.strategies import EVALUATION_ONLY, STRATEGIES
@@ -89,7 +89,8 @@ def leaderboard(rows: list[dict], columns: list[str], metrics: dict, controls=fr
     body.sort(key=lambda r: r["order"])
     strategies = {r["strategy"]: r["cells"][1]["text"] for r in body}
     return {"head": head, "rows": body, "page_size": PAGE_SIZE, "nulls": len({r["rm"] for r in body if r["rm"] in nulls}),
-            "strategies": [{"value": s, "label": strategies[s]} for s in sorted(strategies, key=strategy_order)], "tie_policy": metrics.get("tie_policy"), "ci": metrics.get("ci"),
+            "strategies": [{"value": s, "label": strategies[s]} for s in sorted(strategies, key=strategy_order)],
+            "tie_policy": metrics.get("tie_policy"), "ci": metrics.get("ci"),
             "bootstrap": metrics.get("bootstrap"), "split": metrics.get("split"), "labels": metrics.get("labels") or {},
             "adjacent": adjacent, "adjacent_method": (metrics.get("adjacent") or {}).get("method"),
             "alpha": (metrics.get("adjacent") or {}).get("alpha"), "chance": vs_chance,
