@@ -99,3 +99,25 @@ def test_headline_metrics_file_is_short_for_dvc_and_holds_the_intervals():
                                          "ci": board["rms"][rm][s]["micro"]["ci"]}
     assert out["primary"]["estimate"] == 0.6 and out["primary"]["ci"] == [0.3, 0.8]
     assert _scalars(out) <= headline.MAX_LINES, "dvc metrics diff --targets metrics/headline.json fits a screen"
+
+
+def test_a_hundred_null_baselines_changed_stay_behind_the_real_rms_within_40_lines(tmp_path):
+    """Reseeding a hundred random RMs moves each by far more than noise; the three real RMs' small changes
+    still lead the headline, the null baselines are labelled and come after, and it stays within 40 lines."""
+    nulls = [f"random-{i:03d}" for i in range(100)]
+    real = {("bradley-terry", "none"): (0.60, 0.62), ("similarity", "none"): (0.55, 0.56), ("smollm2", "none"): (0.5, 0.51)}
+    old = _board({**{(rm, "none"): 0.0 for rm in nulls}, **{k: v[0] for k, v in real.items()}})
+    new = _board({**{(rm, "none"): 1.0 for rm in nulls}, **{k: v[1] for k, v in real.items()}})
+    corr = {"null_baselines": nulls}
+    repo = _repo(tmp_path, (old, corr), (new, corr))
+    rows = headline.headline_rows("HEAD", None, cwd=repo)
+    assert len(rows) == 103
+    out = headline.format_headline(rows, "HEAD", None, others=0).splitlines()
+    assert len(out) <= headline.MAX_LINES
+    assert [line.split()[0] for line in out[2:5]] == ["bradley-terry", "similarity", "smollm2"], out[:6]
+    assert out[5].startswith("random-000 · none (null baseline)") and out[5].split()[-1] == "yes"
+    assert out[-1].startswith(f"{103 - (headline.MAX_LINES - 4)} more headline row(s)")
+    short = headline.headline_metrics(new, corr)
+    assert set(short["leaderboard"]) == {rm for rm, _ in real}
+    assert short["null_baselines"] == {"none": {"rms": 100, "min": 1.0, "max": 1.0}}
+    assert _scalars(short) <= headline.MAX_LINES, "dvc metrics diff --targets metrics/headline.json fits a screen"

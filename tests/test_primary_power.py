@@ -216,7 +216,7 @@ def test_prbench_run_says_first_when_the_design_is_below_80_percent(monkeypatch,
 
 
 def test_the_ladder_is_labelled_a_positive_control_and_never_the_best_rm():
-    from tasks.ops.report import board
+    from tasks.ops.report import board, headline
 
     acc = lambda a: {"accuracy": a, "ci": [a - 0.1, a]}  # noqa: E731
     metrics = {"rms": {rm: {"raw_profile": {"micro": acc(a), "macro": acc(a), "pairs": 10}}
@@ -225,7 +225,7 @@ def test_the_ladder_is_labelled_a_positive_control_and_never_the_best_rm():
     lb = board.leaderboard([], [], metrics, {"ladder-11"})
     names = {r["rm"]: r["cells"][0]["text"] for r in lb["rows"]}
     assert names == {"ladder-11": "ladder-11 (positive control)", "similarity": "similarity"}
-    assert [b["rms"] for b in board.headline(lb, rms)["best"]] == [["similarity"]]
+    assert [b["rms"] for b in headline.headline(lb, rms)["best"]] == [["similarity"]]
 
 
 def test_a_primary_method_the_run_does_not_compute_is_one_clear_error():

@@ -14,6 +14,8 @@
   on pairs built the same way as the benchmark's, unlike every released RM.
 - null baselines (by kind): length-only and random scorers are reference points, not contestants;
   the correlation leaves them out unless `correlation.include_null_baselines`.
+- positive controls (kind mixture): they read the gold rubric, a known order by construction; no contestant
+  either. The leaderboard's "top RM" is the best contestant (role).
 """
 from __future__ import annotations
 
@@ -22,12 +24,21 @@ import re
 from tasks.core import layout
 
 NULL_BASELINE_KINDS = ("length-longer", "length-shorter", "random")
+POSITIVE_CONTROL_KINDS = ("mixture",)
+NULL_BASELINE, POSITIVE_CONTROL, CONTESTANT = "null baseline", "positive control", "contestant"
 ENCODER_KINDS = ("similarity",)                 # RM kinds that embed with an `encoder`
 DEFAULT_ENCODER = "embedded:all-MiniLM-L6-v2"   # what they and an embedding judge use when none is named
 PARAMS = {"pairs": ("judge", "keep_invalid", "source", "llm"), "bon": ("judge",),
           "generic_pairs": ("mode", "llm")}   # what the labels read
 # a file or quantisation suffix says how a model is stored, not which model it is
 _STORAGE = re.compile(r"([-._](gguf|q\d(_[a-z0-9]+)*|f16|fp16|bf16|fp32|awq|gptq|int4|int8))+$")
+
+
+def role(entry: dict | None) -> str:
+    """What an RM is on the board: a null baseline, a positive control, or a contestant (any other kind)."""
+    kind = (entry or {}).get("kind")
+    return NULL_BASELINE if kind in NULL_BASELINE_KINDS else POSITIVE_CONTROL if kind in POSITIVE_CONTROL_KINDS \
+        else CONTESTANT
 
 
 def model_id(model: str | None) -> str | None:

@@ -12,6 +12,7 @@ import numpy as np
 from tasks.core.determinism import stable_rng
 from tasks.core.errors import ConfigError
 from tasks.stages.adjacent import adjacent_tests
+from tasks.stages.chance import chance_tests
 from tasks.models.strategies import EVALUATION_ONLY, STRATEGIES
 
 POLICIES = ("strict", "half", "drop")   # a tie is wrong | counts 0.5 | leaves the denominator
@@ -19,8 +20,7 @@ MICRO, MACRO = "micro", "macro"
 ORACLE_LABEL = "(upper bound)"
 
 
-def label(strategy: str) -> str:
-    return f"{strategy} {ORACLE_LABEL}" if strategy in EVALUATION_ONLY else strategy
+def label(strategy: str) -> str: return f"{strategy} {ORACLE_LABEL}" if strategy in EVALUATION_ONLY else strategy  # noqa: E704
 
 
 def _strategy_key(s: str):
@@ -65,8 +65,7 @@ def _estimate(values: np.ndarray, means, ci: float) -> tuple:
     return float(values.mean()), (float(lo), float(hi))
 
 
-def _r4(x):
-    return None if x is None else round(float(x), 4)
+def _r4(x): return None if x is None else round(float(x), 4)  # noqa: E704
 
 
 def position_a_rate(rows: list[dict]):
@@ -126,13 +125,14 @@ def _position_bias(rows: list[dict]):
     return _r4(sum(not k for k in known) / len(known)) if known else None
 
 
-def leaderboard_metrics(rows: list[dict], scores: list[dict], p: dict) -> dict:
+def leaderboard_metrics(rows: list[dict], scores: list[dict], p: dict, rms: dict | None = None) -> dict:
+    """Accuracies and counts per RM × strategy, the adjacent tests, the tests against chance (`rms`: scoring.rms)."""
     by_group = defaultdict(list)
     for r in scores:
         by_group[(r["rm"], r["strategy"])].append(r)
-    rms: dict = defaultdict(dict)
+    per_rm: dict = defaultdict(dict)
     for r in rows:
-        entry = rms[r["rm"]].setdefault(r["strategy"], {
+        entry = per_rm[r["rm"]].setdefault(r["strategy"], {
             "evaluation_only": r["evaluation_only"], "per_domain": {}, "pairs": len(by_group[(r["rm"], r["strategy"])]),
             "position_bias": _position_bias(by_group[(r["rm"], r["strategy"])]),
             "position_a_rate": position_a_rate(by_group[(r["rm"], r["strategy"])])})
@@ -146,11 +146,11 @@ def leaderboard_metrics(rows: list[dict], scores: list[dict], p: dict) -> dict:
     labels = {r["rm"]: {**{k: [x for x in r[k].split(", ") if x] for k in ("shares_llm_with", "shares_encoder_with")},
                         "in_distribution": r["in_distribution"]} for r in rows}
     return {"tie_policy": p["tie_policy"], "ci": p["ci"], "bootstrap": p["bootstrap"], "split": p["split"],
-            "rms": dict(rms), "labels": dict(sorted(labels.items())), "adjacent": adjacent_tests(scores, rows, p, credits)}
+            "rms": dict(per_rm), "labels": dict(sorted(labels.items())),
+            "adjacent": adjacent_tests(scores, rows, p, credits), "chance": chance_tests(scores, p, credits, rms)}
 
 
-def _fmt(acc, lo, hi) -> str:
-    return "-" if acc is None else f"{acc:.3f} [{lo:.3f}, {hi:.3f}]"
+def _fmt(acc, lo, hi) -> str: return "-" if acc is None else f"{acc:.3f} [{lo:.3f}, {hi:.3f}]"  # noqa: E704
 
 
 def format_table(rows: list[dict]) -> str:
@@ -277,7 +277,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     if not scores:
         raise ConfigError(f"leaderboard.split: no scored pairs in split '{p['split']}'")
     rows = leaderboard_rows(scores, p, seed, labels(params))
-    metrics = leaderboard_metrics(rows, scores, p)
+    metrics = leaderboard_metrics(rows, scores, p, (params.get("scoring") or {}).get("rms"))
     write_table(rows, out["leaderboard"], "leaderboard")
     write_metrics(metrics, out["metrics"])
     plot_accuracy(rows, out["plot_accuracy"])

@@ -28,15 +28,26 @@ def headline_metrics(board: dict | None, corr: dict | None) -> dict:
     """metrics/headline.json (the report stage writes it): what `dvc metrics diff --targets metrics/headline.json`
     shows, a few dozen rows: accuracy per RM × ranked strategy (evaluation-only ones left out) with its CI,
     and the primary correlation's estimate, CI and p. The positive-control ladder's rungs are left out: the
-    primary test is their one headline number. dvc's table leaves the [lo, hi] lists out; prbench diff shows them."""
+    primary test is their one headline number. The null baselines (correlation.json `null_baselines`) are one
+    range per strategy, however many there are. dvc's table leaves the [lo, hi] lists out; prbench diff shows them."""
     out: dict = {"leaderboard": {}}
     controls = set((corr or {}).get("positive_controls") or [])
+    nulls = set((corr or {}).get("null_baselines") or [])
+    ranges: dict = {}
     for rm, per in sorted(((board or {}).get("rms") or {}).items()):
         if rm in controls:
             continue
         for s, e in sorted(per.items()):
-            if not e.get("evaluation_only") and isinstance(e.get("micro"), dict):
+            if e.get("evaluation_only") or not isinstance(e.get("micro"), dict):
+                continue
+            if rm in nulls:
+                ranges.setdefault(s, []).append(e["micro"].get("accuracy"))
+            else:
                 out["leaderboard"].setdefault(rm, {})[s] = {"accuracy": e["micro"].get("accuracy"), "ci": e["micro"].get("ci")}
+    if ranges:
+        out["null_baselines"] = {s: {"rms": len(v), "min": min((x for x in v if x is not None), default=None),
+                                     "max": max((x for x in v if x is not None), default=None)}
+                                 for s, v in sorted(ranges.items())}
     p = (corr or {}).get("primary")
     if isinstance(p, dict):
         out["primary"] = {k: p.get(k) for k in ("estimate", "ci", "p", "significant", "power")}
@@ -55,8 +66,8 @@ def _row(what: str, old, new, ci) -> dict:
     return {"what": what, "old": old, "new": new, "change": change, "ci": ci, "beyond": beyond_noise(old, ci)}
 
 
-def leaderboard_rows(old: dict | None, new: dict | None) -> list[dict]:
-    """One row per RM × strategy whose micro accuracy changed (or that came or went)."""
+def leaderboard_rows(old: dict | None, new: dict | None, nulls=frozenset()) -> list[dict]:
+    """One row per RM × strategy whose micro accuracy changed (or that came or went); a null baseline's labelled."""
     def cells(board):
         return {(rm, s): e.get("micro", {}) for rm, per in ((board or {}).get("rms") or {}).items() for s, e in per.items()}
 
@@ -65,7 +76,8 @@ def leaderboard_rows(old: dict | None, new: dict | None) -> list[dict]:
     for rm, s in sorted(before.keys() | after.keys()):
         o, n = before.get((rm, s), {}), after.get((rm, s), {})
         if o.get("accuracy") != n.get("accuracy"):
-            rows.append(_row(f"{rm} · {s}", o.get("accuracy"), n.get("accuracy"), n.get("ci")))
+            rows.append({**_row(f"{rm} · {s}" + (" (null baseline)" if rm in nulls else ""), o.get("accuracy"),
+                                n.get("accuracy"), n.get("ci")), "null": rm in nulls})
     return rows
 
 
@@ -82,10 +94,13 @@ def primary_row(old: dict | None, new: dict | None) -> dict | None:
 
 
 def headline_rows(rev_a: str, rev_b: str | None, cwd=".") -> list[dict]:
-    """The primary correlation first, then the leaderboard's changes, the ones beyond noise and largest first."""
-    primary = primary_row(read_at(rev_a, CORRELATION, cwd), read_at(rev_b, CORRELATION, cwd))
-    board = leaderboard_rows(read_at(rev_a, LEADERBOARD, cwd), read_at(rev_b, LEADERBOARD, cwd))
-    board.sort(key=lambda r: (not r["beyond"], -abs(r["change"] or 0), r["what"]))
+    """The primary correlation first, then the leaderboard's changes, the ones beyond noise and largest first;
+    the null baselines' (reference points, however many: correlation.json `null_baselines`) after the others."""
+    corr_a, corr_b = read_at(rev_a, CORRELATION, cwd), read_at(rev_b, CORRELATION, cwd)
+    primary = primary_row(corr_a, corr_b)
+    nulls = {rm for c in (corr_a, corr_b) for rm in (c or {}).get("null_baselines") or []}
+    board = leaderboard_rows(read_at(rev_a, LEADERBOARD, cwd), read_at(rev_b, LEADERBOARD, cwd), nulls)
+    board.sort(key=lambda r: (r["null"], not r["beyond"], -abs(r["change"] or 0), r["what"]))
     return ([primary] if primary else []) + board
 
 

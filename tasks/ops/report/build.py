@@ -10,7 +10,8 @@ import jinja2
 
 from tasks.core import layout
 from tasks.core.artifacts import file_hash, write_json, write_text
-from tasks.ops.report import benchmarks, board, downstream, methods, provenance
+from tasks.core.rm_labels import NULL_BASELINE, POSITIVE_CONTROL, role
+from tasks.ops.report import benchmarks, board, downstream, headline, methods, provenance
 from tasks.ops.report.sources import DATASET, Sources
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -42,7 +43,7 @@ def provenance_context(params: dict, src: Sources, code_version: str, machines: 
             "differences": [{"key": d["key"], "run": _shown(d["run"]),
                              "references": [_shown(d["references"][label]) for label in refs]} for d in diffs],
             "rms": provenance.rm_rows(params["scoring"]["rms"], params.get("llms") or {}, score_metrics,
-                                      src.json("train_rm_metrics")),
+                                      src.json("train_rm_metrics")), "rms_open": board.MAX_RMS_SHOWN,   # more: folded
             "dataset": provenance.dataset_hash(dataset) if dataset else None,
             "revisions": provenance.revisions(src.json("ingest_metrics"),
                                               {b: src.json(f"bench_metrics:{b}") for b in src.prefixed("bench_metrics")}),
@@ -57,8 +58,11 @@ def run_context(params: dict, inputs: dict, code_version: str, machines: list[di
     src = Sources(inputs)
     rms = params["scoring"]["rms"]
     lb_rows, lb_metrics = src.rows("leaderboard"), src.json("leaderboard_metrics")
-    controls = {rm for rm, e in rms.items() if (e or {}).get("kind") == "mixture"}   # the positive-control ladder
-    lboard = board.leaderboard(lb_rows or [], src.columns("leaderboard"), lb_metrics, controls) if lb_metrics else None
+    roles = {rm: role(e) for rm, e in rms.items()}
+    controls = {rm for rm, r in roles.items() if r == POSITIVE_CONTROL}   # the positive-control ladder
+    nulls = {rm for rm, r in roles.items() if r == NULL_BASELINE}          # length-only and random scorers
+    lboard = board.leaderboard(lb_rows or [], src.columns("leaderboard"), lb_metrics, controls, nulls) if lb_metrics \
+        else None
     if lboard:
         from tasks.core.fidelity import of
 
@@ -66,9 +70,10 @@ def run_context(params: dict, inputs: dict, code_version: str, machines: list[di
     return {
         "title": (params.get("report") or {}).get("title") or "prbench report",
         "mode": "run",
-        "headline": board.headline(lboard, rms) if lboard else None,
+        "headline": headline.headline(lboard, rms) if lboard else None,
         "leaderboard": lboard,
-        "heatmaps": board.heatmaps(lb_rows, params.get("leaderboard", {}).get("heatmap_strategy")) if lb_rows else None,
+        "heatmaps": board.heatmaps(lb_rows, params.get("leaderboard", {}).get("heatmap_strategy"), nulls) if lb_rows
+        else None,
         "validity": downstream.validity(src.json("pairs_metrics"), src.json("generic_pairs_metrics"), params),
         "human": downstream.human_eval(src.json("human_eval_metrics")),
         "downstream": methods.sections(src, params),   # one section per downstream method (its registry)

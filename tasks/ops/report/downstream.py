@@ -67,9 +67,10 @@ def human_eval(m: dict | None) -> dict | None:
             "paper": m.get("paper") or {}}
 
 
-def bon(curve: list[dict] | None, metrics: dict | None) -> dict | None:
+def bon(curve: list[dict] | None, metrics: dict | None, nulls=frozenset()) -> dict | None:
     """The reported best-of-k curve (all domains; `expected`, or `first_k` under fidelity release) per RM with
-    CIs, the reference lines dashed."""
+    CIs, the reference lines dashed. Above MAX_RMS_SHOWN RMs the null baselines (`nulls`) are one dashed line
+    (their median, the band their range) and one table row, and the chart draws the best RMs at the largest k."""
     if not curve:
         return None
     method = (metrics or {}).get("reported_method") or "expected"
@@ -77,20 +78,62 @@ def bon(curve: list[dict] | None, metrics: dict | None) -> dict | None:
     ks = sorted({r["k"] for r in rows})
     rms = sorted({r["rm"] for r in rows}, key=lambda rm: (rm in REFERENCE_LINES, rm))
     at = {(r["rm"], r["k"]): r for r in rows}
+    listed, drawn, summarised = _bon_shown(rms, at, ks, nulls)
     series = [{"name": rm, "reference": rm in REFERENCE_LINES,
                "points": [{"x": k, "y": at[(rm, k)]["judge_score"], "lo": at[(rm, k)]["ci_low"],
                            "hi": at[(rm, k)]["ci_high"],
                            "title": f"{rm}, k = {k}: {fmt.num(at[(rm, k)]['judge_score'])} "
                                     f"{fmt.ci(at[(rm, k)]['ci_low'], at[(rm, k)]['ci_high'])}"}
-                          for k in ks if (rm, k) in at]} for rm in rms]
+                          for k in ks if (rm, k) in at]} for rm in drawn]
     table = [{"rm": rm, "reference": rm in REFERENCE_LINES,
               "cells": [{"score": fmt.num(at[(rm, k)]["judge_score"]),
                          "ci": fmt.ci(at[(rm, k)]["ci_low"], at[(rm, k)]["ci_high"], n=at[(rm, k)]["n_questions"]),
                          "gain": fmt.signed(at[(rm, k)]["gain_over_k1"]), "n": at[(rm, k)]["n_questions"]}
-                        if (rm, k) in at else None for k in ks]} for rm in rms]
+                        if (rm, k) in at else None for k in ks]} for rm in listed]
+    if summarised:
+        line, row = _null_range(summarised, at, ks)
+        series.append(line)
+        table.append(row)
     m = metrics or {}
     return {"ks": ks, "table": table, "chart": charts.line_chart(series, ks, "k (best of k samples)", "judge score"),
-            "judge": m.get("judge"), "skipped": m.get("skipped_k") or m.get("skipped_ks")}
+            "judge": m.get("judge"), "skipped": m.get("skipped_k") or m.get("skipped_ks"),
+            "nulls": len(summarised), "left_out": len(listed) - len(drawn),
+            "drawn": sum(rm not in REFERENCE_LINES for rm in drawn)}
+
+
+def _bon_shown(rms: list[str], at: dict, ks: list, nulls) -> tuple[list[str], list[str], list[str]]:
+    """(RMs in the table, RMs drawn, null baselines summarised): all of them up to MAX_RMS_SHOWN RMs; above,
+    the null baselines summarised, the table every other RM, the chart the MAX_RMS_SHOWN best at the largest k."""
+    from tasks.ops.report.board import MAX_RMS_SHOWN
+
+    real = [rm for rm in rms if rm not in REFERENCE_LINES]
+    if len(real) <= MAX_RMS_SHOWN or not ks:
+        return rms, rms, []
+    refs = [rm for rm in rms if rm in REFERENCE_LINES]
+    others = [rm for rm in real if rm not in nulls]
+    score = lambda rm: (at.get((rm, ks[-1])) or {}).get("judge_score")  # noqa: E731
+    best = sorted(others, key=lambda rm: (score(rm) is None, -(score(rm) or 0), rm))[:MAX_RMS_SHOWN]
+    return others + refs, sorted(best) + refs, [rm for rm in real if rm in nulls]
+
+
+def _null_range(rms: list[str], at: dict, ks: list) -> tuple[dict, dict]:
+    """The null baselines as one dashed line (median at each k, the band their lowest to highest) and one row."""
+    import statistics
+
+    name = f"null baselines ({len(rms)})"
+    points, cells = [], []
+    for k in ks:
+        ys = sorted(at[(rm, k)]["judge_score"] for rm in rms if (rm, k) in at and at[(rm, k)]["judge_score"] is not None)
+        if not ys:
+            cells.append(None)
+            continue
+        mid = statistics.median(ys)
+        points.append({"x": k, "y": mid, "lo": ys[0], "hi": ys[-1],
+                       "title": f"{name}, k = {k}: median {fmt.num(mid)}, range {fmt.num(ys[0])}–{fmt.num(ys[-1])}"})
+        gains = [at[(rm, k)]["gain_over_k1"] for rm in rms if (rm, k) in at and at[(rm, k)]["gain_over_k1"] is not None]
+        cells.append({"score": f"{fmt.num(ys[0])}–{fmt.num(ys[-1])}", "ci": f"range of {len(ys)} RMs, median {fmt.num(mid)}",
+                      "gain": f"median {fmt.signed(statistics.median(gains))}" if gains else fmt.DASH, "n": None})
+    return {"name": name, "reference": True, "points": points}, {"rm": name, "reference": True, "cells": cells}
 
 
 def rl(rows: list[dict] | None, metrics: dict | None) -> dict | None:

@@ -14,7 +14,10 @@ GENERIC = "section_downstream.html.j2"
 
 @OWN.register("bon")
 def _bon(src, params: dict) -> tuple[str, dict | None]:
-    return "section_bon.html.j2", downstream.bon(src.rows("bon_curve"), src.json("bon_metrics"))
+    from tasks.core.rm_labels import NULL_BASELINE, role
+
+    nulls = {rm for rm, e in (params.get("scoring") or {}).get("rms", {}).items() if role(e) == NULL_BASELINE}
+    return "section_bon.html.j2", downstream.bon(src.rows("bon_curve"), src.json("bon_metrics"), nulls)
 
 
 @OWN.register("rl")

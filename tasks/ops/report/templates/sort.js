@@ -30,6 +30,7 @@
           return dir === "ascending" ? c : -c;
         });
         rows.forEach(function (r) { body.appendChild(r); });
+        table.dispatchEvent(new Event("sorted"));   // a paged table (board.js) shows the new order's first page
       }
       th.addEventListener("click", sort);
       th.addEventListener("keydown", function (e) {
