@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.prbench-installed
 # llama-cpp-python compiles on install: portable flags, so the wheel pip caches runs on any x86-64 with AVX2; and
 # only the libraries the package loads (libllama, libggml): no vision library (mtmd) and no llama.cpp `common`
-# (vendor/llama-cpp-lean.cmake), 75 of 178 objects, about 45% of the compile (benchmarks/setup_time.py)
+# (vendor/llama-cpp-lean.cmake): 74 of 178 objects compiled, at least 45% less compile time (benchmarks/setup_time.py)
 LLAMA := $(shell grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml)
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAVA_BUILD=OFF \
 	-DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/vendor/llama-cpp-lean.cmake
