@@ -13,7 +13,7 @@ from flows.score_cli import PLAIN_OPTIONS, cmd_score, score_entry  # noqa: F401 
 
 def cmd_run(args) -> int:
     """The main job: the whole DAG on params.yaml, reported to a local Prefect server."""
-    from tasks.core.params.rules import notices
+    from tasks.ops.params import notices
     from tasks.core.stage_table import read_keys
     from tasks.ops.params import load_params
 
@@ -130,7 +130,7 @@ def cmd_params(args) -> int:
         return 0
     from tasks.core.errors import ConfigError
 
-    from tasks.core.params.rules import notices
+    from tasks.ops.params import notices
 
     bad = 0
     for path in args.files or ["params.yaml"]:

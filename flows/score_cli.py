@@ -104,6 +104,13 @@ def which_benchmark(args) -> str | None:
         benchmark = found if found != OURS else None
     if args.subset is not None and not benchmark:
         raise ConfigError("--subset: only with another benchmark (--benchmark NAME, or --data in its layout)")
+    if args.subset is not None:   # the publisher's list, where the importer knows it: before any data is read
+        from tasks.ops.params_data import unknown_subset
+        from tasks.stages.benchmarks import BENCHMARKS
+
+        line = unknown_subset(BENCHMARKS[benchmark], args.subset, "--subset")
+        if line:
+            raise ConfigError(line)
     return benchmark
 
 
@@ -124,16 +131,19 @@ def cmd_score(args) -> int:
         data_source(args.data)   # a missing local path is named here, never looked up on the hub
     name = args.name or (Path(args.model).name if args.model else args.kind)
     out = Path(args.out) if args.out else results.folder(benchmark or OURS, name)
-    if benchmark:
-        from tasks.stages.benchmarks.cli import score_benchmark
+    try:
+        if benchmark:
+            from tasks.stages.benchmarks.cli import score_benchmark
 
-        if args.fidelity:
-            params = {**params, "common": {**params["common"], "fidelity": args.fidelity}}
-        print(score_benchmark(params, entry=entry, name=name, benchmark=benchmark, data=args.data, out=out,
-                              subset=args.subset, limit=args.limit, strategies=strategies, source=source,
-                              revision=args.data_revision))
-    else:
-        print(quick_score(params, entry=entry, name=name, data=args.data, out=out, limit=args.limit, source=source,
-                          strategies=strategies or list(DEFAULT_STRATEGIES), fidelity=args.fidelity))
+            if args.fidelity:
+                params = {**params, "common": {**params["common"], "fidelity": args.fidelity}}
+            print(score_benchmark(params, entry=entry, name=name, benchmark=benchmark, data=args.data, out=out,
+                                  subset=args.subset, limit=args.limit, strategies=strategies, source=source,
+                                  revision=args.data_revision))
+        else:
+            print(quick_score(params, entry=entry, name=name, data=args.data, out=out, limit=args.limit, source=source,
+                              strategies=strategies or list(DEFAULT_STRATEGIES), fidelity=args.fidelity))
+    except ConfigError as exc:   # the RM's model that does not load, as the flag that named it
+        raise ConfigError(str(exc).replace(f"scoring.rms.{name}.model:", "--model:")) from None
     print(f"prbench: per-item scores and {results.FILE} under {out}/ (params: {source})")
     return 0

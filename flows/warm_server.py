@@ -196,6 +196,9 @@ def _run(module: str, args: list[str]) -> int:
 
     rc = 0
     sys.argv = [module, *args]
+    # `python -m` runs the module's file as __main__ without importing it under its own name first: the copy
+    # preload() imported would make runpy warn ("found in sys.modules ... prior to execution") in every stage
+    sys.modules.pop(module, None)
     try:
         refuse_bad_params_early(module, args)
         with no_heartbeats():

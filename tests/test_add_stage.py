@@ -60,7 +60,8 @@ def test_a_new_stage_is_the_table_its_task_and_params(tmp_path, stage_server, mo
     spec = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]["hello"]
     assert spec["cmd"] == "python -m flows.stage hello"
     assert {"flows/stage.py", "tasks/hello.py", "tasks/core/runlog.py", "flows/common.py"} <= set(spec["deps"])
-    assert spec["params"] == ["hello"] and spec["metrics"] == [{"metrics/hello.json": {"cache": False}}]
+    assert spec["params"] == ["hello"] and "metrics" not in spec, "DVC's metrics are the headline alone"
+    assert spec["outs"] == [{"metrics/hello.json": {"cache": False}}], "its metrics file: a plain output, in git"
 
     bad = (repo / "params.yaml").read_text()
     (repo / "params.yaml").write_text(bad.replace("  times: 2", "  tims: 2"))

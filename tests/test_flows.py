@@ -116,6 +116,15 @@ def _dvc_stages(rms, benchmarks=(), rl_rms=()) -> dict:
     return stages
 
 
+def _cut_short_model(folder: Path) -> Path:
+    """A seq-cls model folder with every file a load needs, its weights cut to nothing (a download stopped early)."""
+    from tasks.models.encoders import EMBEDDED
+
+    shutil.copytree(EMBEDDED["all-MiniLM-L6-v2"](), folder)
+    (folder / "model.safetensors").write_bytes(b"")
+    return folder
+
+
 def _subflow_runs(state) -> list[tuple[tuple[str, str | None], str]]:
     """The pipeline run's stage runs as Prefect recorded them, in start order: ((stage, rm), state type)."""
     from prefect.client.orchestration import get_client
@@ -160,9 +169,9 @@ def test_whole_pipeline_fans_out_per_rm_in_dag_order_and_stops_at_the_first_fail
     assert capsys.readouterr().err.strip().startswith("params.yaml: scoring.rms.random.sed: not an option")
     assert not any(Path(o).exists() for s in stages for o in stages[s][1]), "no stage ran"
 
-    # 1. an entry only its stage can find bad (no model at that path): the pipeline stops there, as Failed,
-    # with the stage's one-line reason
-    params["scoring"]["rms"]["random"] = {"kind": "seq-cls", "model": str(tmp_path / "no-such-model")}
+    # 1. an entry only its stage can find bad (a model folder whose weights file was cut short: its files are all
+    # there, so the params check passes it): the pipeline stops there, as Failed, with the stage's one-line reason
+    params["scoring"]["rms"]["random"] = {"kind": "seq-cls", "model": str(_cut_short_model(tmp_path / "cut-short"))}
     save_params(tmp_path, params)
     reads = file_reads.record(tmp_path, monkeypatch)   # every stage run from here: what it reads
     state = pipeline(return_state=True)

@@ -78,6 +78,51 @@ MISTAKES = {   # what a user typed -> the one line they get
     "a strategy typo": (_edit("  - raw_profile\n", "  - raw-profile\n"),
                         "params.yaml: scoring.strategies[1]: unknown name 'raw-profile' (did you mean 'raw_profile'?)"),
 }
+# issue 47: names the data defines, lists that are sets, thresholds in order
+LAMP_QA = "valid: Art_and_Entertainment, Lifestyle_and_Personal_Development, Society_and_Culture"
+SPLITS = "valid: train, validation, test"
+RB2_SUBSETS = "valid: Factuality, Precise IF, Math, Safety, Focus, Ties"
+COVERED = "an aspect is covered partly at a lower similarity than well"
+BON_JUDGE = "    partly: 0.35\n    well: 0.5\n    prompt: prompts/judge_all.txt"
+MISTAKES.update({
+    "a misspelt LaMP-QA config": (_edit("  - Society_and_Culture", "  - Society_and_Cultre"),
+                                  "params.yaml: ingest.configs[2]: 'Society_and_Cultre' is not a LaMP-QA config (did "
+                                  f"you mean 'Society_and_Culture'?); {LAMP_QA}"),
+    "a config listed twice": (_edit("  - Art_and_Entertainment\n", "  - Art_and_Entertainment\n  - Art_and_Entertainment\n"),
+                              "params.yaml: ingest.configs: 'Art_and_Entertainment' is listed twice: each is read once"),
+    "a misspelt split to ingest": (_edit("  splits:\n  - train\n  - test\n  on_error", "  splits:\n  - train\n  - tset\n  on_error"),
+                                   "params.yaml: ingest.splits[1]: 'tset' is not allowed: one of train, validation, test "
+                                   "(did you mean 'test'?)"),
+    "a misspelt split to score": (_edit("  - test\n  per_domain_limit: 2              # cost control: first N test",
+                                        "  - tets\n  per_domain_limit: 2              # cost control: first N test"),
+                                  f"params.yaml: scoring.splits[0]: 'tets' is not a LaMP-QA split (did you mean 'test'?); {SPLITS}"),
+    "a misspelt leaderboard split": (_edit("  split: test", "  split: Test"),
+                                     f"params.yaml: leaderboard.split: 'Test' is not a LaMP-QA split (did you mean 'test'?); "
+                                     f"{SPLITS}"),
+    "a BoN domain the data does not have": (_edit("  domains:  ", "  domains: [Arts]"),
+                                            "params.yaml: bon.domains[0]: 'Arts' is not a domain ingest reads (ingest.configs) "
+                                            "(did you mean 'Art'?); valid: Art, Lifestyle, Society"),
+    "a subset not on the benchmark's card": (_edit("    subset:\n", "    subset: Fatuality\n"),
+                                             "params.yaml: benchmarks.rb2-demo.subset: no subset 'Fatuality' in rewardbench2 "
+                                             f"(did you mean 'Factuality'?); {RB2_SUBSETS}"),
+    "a strategy listed twice": (_edit("  - raw_profile\n", "  - raw_profile\n  - raw_profile\n"),
+                                "params.yaml: scoring.strategies: 'raw_profile' is listed twice: each strategy is one "
+                                "column of the leaderboard"),
+    "a benchmark's RM listed twice": (_edit("    rms:\n    - length-longer\n", "    rms:\n    - length-longer\n    - length-longer\n"),
+                                      "params.yaml: benchmarks.rb2-demo.rms: 'length-longer' is listed twice: each RM is "
+                                      "scored on it once"),
+    "a comparison of a benchmark with itself": (_edit("  - - personalised\n    - generic", "  - - generic\n    - generic"),
+                                                "params.yaml: correlation.comparisons[0]: compares 'generic' with itself"),
+    "judge thresholds out of order": (_edit("    partly: 0.35 ", "    partly: 0.6  "),
+                                      f"params.yaml: pairs.judge.partly: 0.6 is not below pairs.judge.well (0.5): {COVERED}"),
+    "BoN judge thresholds equal": (_edit(BON_JUDGE, BON_JUDGE.replace("well: 0.5", "well: 0.35")),
+                                   f"params.yaml: bon.judge.partly: 0.35 is not below bon.judge.well (0.35): {COVERED}"),
+    "a BoN k above max_k": (_edit("  bon_k: 2 ", "  bon_k: 8 "),
+                            "params.yaml: correlation.bon_k: 8 is not a k bon_report computes: k = 1, 2, 4 (powers of 2 "
+                            "up to bon.max_k (4) and bon.n (4))"),
+    "a BoN k that is no power of two": (_edit("  bon_k: 2 ", "  bon_k: 3 "),
+                                        "params.yaml: correlation.bon_k: 3 is not a k bon_report computes"),
+})
 
 
 def test_the_cases_edit_what_they_name():
@@ -118,6 +163,16 @@ def test_max_k_above_n_runs_with_a_notice(tmp_path, capsys, monkeypatch):
     assert rc == 0 and err == ""
     assert out.splitlines() == ["params.yaml: valid (common.fidelity: corrected)", "params.yaml: notice: bon.max_k: 16 is more than bon.n (4): "
                                 "best-of-k needs k samples, so k = 8, 16 are skipped (listed in metrics/bon.json)"]
+
+
+def test_a_split_ingest_does_not_read_runs_with_a_notice(tmp_path, capsys, monkeypatch):
+    """A split that exists but is not ingested: the stages reading it find no question, so it is said, not refused."""
+    text = _edit("  - test\n  per_domain_limit: 2              # cost control: first N test",
+                 "  - test\n  - validation\n  per_domain_limit: 2              # cost control: first N test")
+    rc, out, err = _params(tmp_path, capsys, monkeypatch, text)
+    assert rc == 0 and err == "", err
+    assert out.splitlines()[1:] == ["params.yaml: notice: scoring.splits: 'validation' not in ingest.splits (test, train): "
+                                    "no question of it is read"]
 
 
 def test_help_and_doc_work_whatever_params_yaml_holds(tmp_path, capsys, monkeypatch):

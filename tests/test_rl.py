@@ -353,6 +353,7 @@ def test_correlation_reads_the_rl_column_without_the_baseline(tmp_path):
 
 
 @pytest.mark.timeout(90)
+@pytest.mark.filterwarnings("error::FutureWarning")   # a clean run prints no warning (trl's deprecated read: filtered)
 def test_two_seeds_train_two_policies_and_rl_eval_reports_their_spread(tmp_path, tiny_policy):
     """rl.seeds 2: rl_train@<rm> trains a policy per seed (common.seed, +1) in its one stage, the first under the
     one-seed file name; rl_eval answers with both, scores the RM by their mean and reports the spread."""

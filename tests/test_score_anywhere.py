@@ -74,7 +74,9 @@ FLAGS = {   # what a user typed -> the one line they get
                           "--batch-size: 0 is out of range: must be >= 1"),
     "a misspelt subset": (["--kind", "random", "--data", str(RB2), "--subset", "Factuallity"],
                           "--subset: no subset 'Factuallity' in rewardbench2 (did you mean 'Factuality'?); "
-                          "valid: Factuality, Math, Ties"),
+                          "valid: Factuality, Precise IF, Math, Safety, Focus, Ties"),
+    "a subset on the card the local copy lacks": (["--kind", "random", "--data", str(RB2), "--subset", "Safety"],
+                                                  "--subset: no subset 'Safety' in rewardbench2; valid: Factuality, Math, Ties"),
     "a misspelt benchmark": (["--kind", "random", "--benchmark", "rewardbench"],
                              "--benchmark: unknown name 'rewardbench' (did you mean 'rewardbench2'?)"),
     "a misspelt kind": (["--kind", "lenght-longer"], "--kind: unknown name 'lenght-longer' (did you mean 'length-longer'?)"),

@@ -134,6 +134,8 @@ def test_remote_code_is_refused_without_the_entry_opting_in(tmp_path):
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"model_type": "custom", "auto_map": {
         "AutoModelForSequenceClassification": "modeling_custom.CustomRM"}}))
+    for name in ("model.safetensors", "tokenizer.json", "modeling_custom.py"):   # a complete folder: its code is the problem
+        (folder / name).write_text("")
     with pytest.raises(ConfigError) as err:
         make_rm("my-rm", {"kind": "seq-cls", "model": str(folder)}, None)
     msg = str(err.value)

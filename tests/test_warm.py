@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -84,6 +85,22 @@ def test_a_failing_stage_fails_the_same_way(server, tmp_path):
     assert bad.returncode == 1
     assert bad.stderr.strip().splitlines()[-1].startswith("scoring.rms: unknown name 'no-such-rm'")
     assert "Traceback" not in bad.stderr
+
+
+def test_a_stage_prints_no_warning_warm_or_plain(server, tmp_path):
+    """A clean stage run says nothing but its log: no RuntimeWarning from runpy (a preloaded flows.stage), no
+    warning of ours or of a library, in the warm fork `prbench run` uses as in a plain process."""
+    from tests.stage_project import project_params
+
+    sock, log = server
+    project_params(tmp_path, limit=1)
+    served = log.read_text().count("warm: served flows.stage ingest")
+    for env in (_env(**{warm.ENV: str(sock)}), _env()):
+        done = subprocess.run([sys.executable, "-m", "flows.stage", "ingest"], cwd=tmp_path, env=env, text=True,
+                              capture_output=True, timeout=240)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "Flow run 'ingest'" in done.stderr and not re.search("warn", done.stderr, re.I), done.stderr[-3000:]
+    assert log.read_text().count("warm: served flows.stage ingest") == served + 1, "the first ran in a warm fork"
 
 
 def test_another_environment_runs_as_a_plain_process(server, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tasks.core import layout
 from tasks.core.codedeps import ROOT, code_files, collapse
 from tasks.core.stage_table import TABLE, Stage
 
@@ -17,10 +18,15 @@ HEADER = """\
 stages:
 """
 COMMENT_COL = 36
+# DVC's own views (`dvc exp show`, `dvc metrics show / diff`) read the files declared as metrics: the headline
+# alone (accuracy per RM x strategy, the primary test), so they fit a screen. Every other metrics file is a plain
+# output kept in git (cache: false, like the plots), which `prbench diff --all` reads by path.
+DVC_METRICS = (layout.REPORT["headline"],)
+IN_GIT = (layout.METRICS_DIR + "/", "plots/")
 
 
 def _kind(path: str) -> str:
-    return "metrics" if path.startswith("metrics/") else "plots" if path.startswith("plots/") else "outs"
+    return "metrics" if path in DVC_METRICS else "plots" if path.startswith("plots/") else "outs"
 
 
 def _covered(path: str, folders: list[str]) -> bool:
@@ -65,7 +71,7 @@ def render_stage(stage: Stage, root: Path = ROOT) -> list[str]:
     groups: dict[str, list[str]] = {"outs": [], "metrics": [], "plots": []}
     for path in stage.out().values():
         kind = _kind(path)
-        opts = {} if kind == "outs" and path not in stage.tracked else {"cache": False}
+        opts = {} if kind == "outs" and path not in stage.tracked and not path.startswith(IN_GIT) else {"cache": False}
         opts.update(stage.plot_axes.get(path, {}))
         groups[kind] += _entry(path, opts, f"{ind}  ")
     for kind, entries in groups.items():

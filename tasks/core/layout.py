@@ -93,6 +93,7 @@ def rl_train(rm: str) -> dict:
 
 RL_EVAL = {"eval": "data/rl/eval.parquet", "answers": "data/rl/answers.parquet", "metrics": "metrics/rl.json",
            "plot": "plots/rl_scores.png"}
+METRICS_DIR = "metrics"   # every stage's metrics file: tracked in git; DVC declares the headline alone (tasks/core/dag.py)
 REPORT = {"page": "report/index.html", "headline": "metrics/headline.json"}                # one self-contained page; compare pages go under results/
 # what the page's code version hashes (the report stage depends on all of it, so the hash is never stale)
 REPORT_CODE_VERSION = ["flows", "tasks", "prompts", "pyproject.toml"]

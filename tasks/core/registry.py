@@ -148,6 +148,9 @@ def check_value(value, annotation, key: str) -> list[str]:
 
     if annotation is object:
         return []
+    names = _literal_items(value, annotation, key)
+    if names is not None:
+        return names
     try:
         TypeAdapter(annotation, config=None if _has_config(annotation) else ConfigDict(strict=True)).validate_python(value)
         return []
@@ -159,6 +162,19 @@ def check_value(value, annotation, key: str) -> list[str]:
     if typing.get_origin(annotation) is typing.Literal and isinstance(value, str):
         hint = suggestion(value, [str(a) for a in typing.get_args(annotation)])
     return [f"{key}: {value!r} is not allowed: {describe(annotation)}{hint}"]
+
+
+def _literal_items(value, annotation, key: str) -> list[str] | None:
+    """A list of names from a fixed set (`list[Literal[...]]`: splits, benchmarks): each item that is not one,
+    by its position, with "did you mean"; None when `annotation` is no such list or `value` no list of strings."""
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is not list or len(args) != 1 or typing.get_origin(args[0]) is not typing.Literal:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return None
+    valid = [str(a) for a in typing.get_args(args[0])]
+    return [f"{key}[{i}]: {v!r} is not allowed: {describe(args[0])}{suggestion(v, valid)}"
+            for i, v in enumerate(value) if v not in valid]
 
 
 def _has_config(annotation) -> bool:

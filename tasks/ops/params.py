@@ -11,6 +11,7 @@ from tasks.core import params as core_params
 from tasks.core.errors import ConfigError, suggestion
 from tasks.core.params import params_path, read_yaml, stage_params  # noqa: F401 - the params API in one place
 from tasks.core.params.rules import value as key_value
+from tasks.ops.params_data import data_notices, data_problems
 from tasks.core.stage_table import GROUP_SCHEMAS   # the params groups stages bring, checked with the schema's
 
 
@@ -119,8 +120,15 @@ def check_plugins(p: dict) -> list[str]:
         _names(problems, name if base is None else base, ["personalised", "generic"] if base is None
                else sorted(p.get("benchmarks") or {}), f"correlation.benchmarks[{i}]",
                "personalised or generic" if base is None else "an entry under benchmarks (as <entry>:published)")
-    problems += correlation_names(p)
+    problems += correlation_names(p) + data_problems(p)
     return problems + guards(p) if not problems else problems
+
+
+def notices(p: dict) -> list[str]:
+    """Settings that run but do less than they say (printed by `prbench params` and `prbench run`)."""
+    from tasks.core.params.rules import notices as rule_notices
+
+    return rule_notices(p) + data_notices(p)
 
 
 def correlation_names(p: dict) -> list[str]:

@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 TOP_K = "only the top profiles.k posts are ranked"
+COVERED = "an aspect is covered partly at a lower similarity than well"
+EACH_READ = "each is read once"
+STRATEGY_ONCE = "each strategy is one column of the leaderboard"
 # (key, relation, other key(s): the first that is set, why)
 CROSS = [
     ("profiles.context_k", "<=", ("profiles.k",), "the profile text RMs see: " + TOP_K),
@@ -19,8 +22,21 @@ CROSS = [
     ("rl.train.mini_batch_size", "divides", ("rl.train.batch_size",), "optimizer steps split each batch evenly"),
     ("rl.train.micro_batch_size", "divides", ("rl.train.mini_batch_size", "rl.train.batch_size"),
      "forward/backward passes split each optimizer step evenly"),
+    # ordered thresholds: the lower one below the upper one
+    ("pairs.judge.partly", "<", ("pairs.judge.well",), COVERED), ("bon.judge.partly", "<", ("bon.judge.well",), COVERED),
 ]
-UNIQUE = [("rl.rms", "one rl_train stage per name")]   # lists whose names must not repeat
+# Lists that are sets: a name listed twice is a mistake, never a weight. `*`: every entry of a mapping.
+UNIQUE = [("rl.rms", "one rl_train stage per name"), ("benchmarks.*.rms", "each RM is scored on it once"),
+          ("ingest.configs", EACH_READ), ("ingest.splits", EACH_READ), ("ingest.rl_prompts.splits", EACH_READ),
+          *((k, "a split is a set of questions: listed twice, it is still read once") for k in (
+              "rubrics.splits", "pairs.splits", "pairs.generate_splits", "human_eval.splits", "generic_pairs.splits",
+              "train_rm.splits", "scoring.splits", "bon.splits", "rl.train.splits", "rl.eval.splits")),
+          ("scoring.benchmarks", "each benchmark is scored once"), ("bon.domains", "a filter: each domain once"),
+          ("scoring.strategies", STRATEGY_ONCE), ("scoring.generic_strategies", STRATEGY_ONCE),
+          ("correlation.benchmarks", "one ranking per benchmark"), ("correlation.downstream", "one ranking per method"),
+          ("correlation.exclude_rms", "a filter: each RM once"), ("correlation.primary.rms", "a filter: each RM once"),
+          ("correlation.baselines", "each file is read once"), ("correlation.downstream_tables", "each file is read once"),
+          ("correlation.comparisons", "one paired test per pair of benchmarks")]
 SKIP = {"rl.train.num_generations": lambda p: value(p, "rl.algorithm") == "ppo"}   # ppo takes no generations
 
 # Files and folders a run reads: (key, when it is read). `*` is every entry of a mapping, `[]` every item of a list.
@@ -56,13 +72,50 @@ def cross_problems(p: dict) -> list[str]:
             continue
         if rel == "<=" and mine > theirs:
             out.append(f"{key}: {mine} is more than {other} ({theirs}): {why}")
+        elif rel == "<" and mine >= theirs:
+            out.append(f"{key}: {mine} is not below {other} ({theirs}): {why}")
         elif rel == "divides" and mine > 0 and theirs % mine:
             out.append(f"{key}: {mine} does not divide {other} ({theirs}): {why}")
-    for key, why in UNIQUE:
-        names = value(p, key)
-        twice = sorted({n for n in names if names.count(n) > 1}) if isinstance(names, list) else []
-        out += [f"{key}: '{n}' is listed twice: {why}" for n in twice]
+    for pattern, why in UNIQUE:
+        for key, names in expand(p, pattern):
+            out += [f"{key}: {_name(n)} is listed twice: {why}" for n in twice(names)]
+    return out + comparison_problems(p) + bon_k_problems(p)
+
+
+def twice(names) -> list:
+    """The items a list holds more than once, in first-seen order (lists compare by value: comparisons)."""
+    if not isinstance(names, list):
+        return []
+    seen, out = [], []
+    for n in names:
+        if n in seen and n not in out:
+            out.append(n)
+        seen.append(n)
     return out
+
+
+def _name(n) -> str:
+    return f"'{n}'" if isinstance(n, str) else "[" + ", ".join(map(str, n)) + "]" if isinstance(n, list) else repr(n)
+
+
+def comparison_problems(p: dict) -> list[str]:
+    """A paired comparison of a benchmark with itself tests nothing."""
+    pairs = value(p, "correlation.comparisons")
+    return [f"correlation.comparisons[{i}]: compares '{pair[0]}' with itself: name two different benchmarks"
+            for i, pair in enumerate(pairs if isinstance(pairs, list) else [])
+            if isinstance(pair, list) and len(pair) == 2 and pair[0] == pair[1]]
+
+
+def bon_k_problems(p: dict) -> list[str]:
+    """correlation.bon_k is a k bon_report computes: 1, 2, 4, ... up to bon.max_k and bon.n (k draws of n)."""
+    k, max_k, n = value(p, "correlation.bon_k"), value(p, "bon.max_k"), value(p, "bon.n")
+    if not (_number(k) and _number(max_k) and _number(n)):
+        return []
+    ks = [2 ** e for e in range(int(min(max_k, n)).bit_length()) if 2 ** e <= min(max_k, n)]
+    if k in ks:
+        return []
+    return [f"correlation.bon_k: {k} is not a k bon_report computes: k = {', '.join(map(str, ks))} (powers of 2 up "
+            f"to bon.max_k ({max_k}) and bon.n ({n}))"]
 
 
 def expand(p, key: str) -> list[tuple[str, object]]:

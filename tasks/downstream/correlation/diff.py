@@ -16,10 +16,14 @@ KINDS = ("revision", "accuracy", "downstream", "correlation", "other")   # the d
 def metrics_diff(rev_a: str, rev_b: str | None = None, *, cwd=".", targets: list[str] | None = None,
                  unchanged: bool = False) -> dict:
     """dvc's JSON: {file: {flattened.key: {"old", "new", "diff"?}}}, changed metrics only unless `unchanged`
-    (the compare page shows both versions whole). dvc leaves out list values (e.g. a CI as [lo, hi])."""
+    (the compare page shows both versions whole). dvc leaves out list values (e.g. a CI as [lo, hi]).
+    `targets` (default: the metrics folder, every stage's metrics file): DVC declares only the headline as
+    metrics (its own views fit a screen), and reads any JSON file it is pointed at."""
+    from tasks.core.layout import METRICS_DIR
+
     cmd = [sys.executable, "-m", "dvc", "metrics", "diff", rev_a, *([rev_b] if rev_b else []), "--json"]
     cmd += ["--all"] if unchanged else []
-    cmd += ["--targets", *targets] if targets else []
+    cmd += ["--targets", *(targets or [METRICS_DIR])]
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env={**os.environ, "DVC_NO_ANALYTICS": "1"})
     if proc.returncode != 0:
         why = next((line for line in reversed(proc.stderr.splitlines()) if line.strip()), f"exit {proc.returncode}")

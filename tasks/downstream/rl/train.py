@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 from tasks.core.artifacts import replace_dir
@@ -68,7 +69,11 @@ def train_policy(reward, questions, messages, p: dict, seed: int, cache_dir) -> 
 
         hook = register_optimizer_step_post_hook(step)
         try:
-            trainer.train()
+            with warnings.catch_warnings():
+                # trl 1.12 (pinned: the last release with PPO) reads `is_gradient_checkpointing`, which transformers 5
+                # deprecates: nothing of ours to change, and a clean run prints no warning
+                warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+                trainer.train()
         finally:
             hook.remove()
             bar.close()

@@ -58,6 +58,12 @@ class RewardModel(ABC):
     OPTIONS: dict[str, object] = {}   # params keys this kind accepts besides `kind`, with their types
     REQUIRED: tuple[str, ...] = ()
 
+    @classmethod
+    def entry_problems(cls, entry: dict, key: str) -> list[str]:
+        """What a params entry of this kind lacks beyond its options' types, told without building anything
+        (a model folder that is not one); one line each, naming `key`."""
+        return []
+
     def __init__(self, name: str, entry: dict):
         self.name, self.entry = name, entry
 

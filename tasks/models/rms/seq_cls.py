@@ -72,6 +72,13 @@ def _weights_hash(model: str) -> str:
     return tree_hash(files)[:16] if files else "remote"
 
 
+def _load_errors() -> tuple[type[BaseException], ...]:
+    """What from_pretrained raises for a model that is not loadable (the safetensors reader has its own type)."""
+    from safetensors import SafetensorError
+
+    return OSError, ImportError, KeyError, RuntimeError, EOFError, SafetensorError
+
+
 class _HFRewardModel(RewardModel):
     OPTIONS = {"model": str, "revision": str | None, "dtype": Literal[DTYPES], "max_length": int | None,
                "batch_size": int, "trust_remote_code": bool}
@@ -87,15 +94,26 @@ class _HFRewardModel(RewardModel):
     def default_model(self):
         raise ConfigError(f"scoring.rms.{self.name}.model: required for kind '{self.kind}'")
 
+    @classmethod
+    def entry_problems(cls, entry, key):
+        from tasks.models.rms.model_folder import problem
+
+        why = problem(entry.get("model"))
+        return [f"{key}.model: {why}"] if why else []
+
     def _load(self, loader, **kwargs):
-        """from_pretrained with this entry's revision and trust; remote-code refusals become one ConfigError."""
+        """from_pretrained with this entry's revision and trust; a folder that is not a model, a load that fails and
+        remote-code refusals are one ConfigError naming the entry's model, never a traceback."""
+        why = type(self).entry_problems({"model": self.model_id}, f"scoring.rms.{self.name}")
+        if why:
+            raise ConfigError(why[0])
         if not self.trust:
             from transformers import PretrainedConfig
 
             try:
                 config = PretrainedConfig.get_config_dict(self.model_id, revision=self.revision)[0]
             except (OSError, ValueError) as exc:
-                raise ConfigError(f"scoring.rms.{self.name}.model: cannot load '{self.model_id}': {exc}") from None
+                raise self._cannot_load(exc) from None
             if config.get("auto_map"):
                 raise _untrusted(self.name, self.model_id)
         try:
@@ -103,7 +121,16 @@ class _HFRewardModel(RewardModel):
         except ValueError as exc:
             if "trust_remote_code" in str(exc):
                 raise _untrusted(self.name, self.model_id) from None
-            raise
+            raise self._cannot_load(exc) from None
+        except _load_errors() as exc:   # missing or corrupt files, an optional package, an unknown model type
+            raise self._cannot_load(exc) from None
+
+    def _cannot_load(self, exc: Exception) -> ConfigError:
+        from tasks.models.rms.model_folder import EXPECTS
+
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+        return ConfigError(f"scoring.rms.{self.name}.model: cannot load '{self.model_id}': {type(exc).__name__}: "
+                           f"{first[:300]}; {EXPECTS}")
 
     def _max_length(self, tok, config) -> int:
         limits = [tok.model_max_length, getattr(config, "max_position_embeddings", None) or 4096, 4096]
@@ -177,6 +204,10 @@ class BradleyTerryRM(SeqClsRM):
 
     def default_model(self):
         return layout.TRAIN_RM["model"]
+
+    @classmethod
+    def entry_problems(cls, entry, key):
+        return []   # its model is the train_rm stage's output: not there before the run (checked when built)
 
     def __init__(self, name, entry):
         model = entry.get("model") or self.default_model()

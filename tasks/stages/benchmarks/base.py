@@ -20,6 +20,8 @@ class Benchmark:
     hub_id = ""               # the published dataset on the HF hub (ids are case-sensitive)
     hub_configs: tuple = (None,)   # every config its authors score (None: the repo's only one)
     hub_split = "test"
+    subsets: tuple = ()       # the publisher's subsets (its dataset card): another name is refused before any
+                              # work (tasks/ops/params_data.py); () = not known, checked against the data it reads
     has_profile = False       # the layout carries user history / stated preferences
     doc = ""
     rule = ""                 # the publisher's scoring rule, as `published` numbers are labelled

@@ -23,6 +23,7 @@ class Prism(Benchmark):
     name = kind = "prism"
     hub_id = "HannahRoseKirk/prism-alignment"
     hub_split = "train"
+    subsets = ("unguided", "values guided", "controversy guided")   # conversation_type, as its card lists them
     has_profile = True
     rule = "the user's top-rated opening response above every lower-rated one, a tie wrong (PRISM's 1-100 ratings)"
 

@@ -31,6 +31,7 @@ TIES_ID = re.compile(r"(ref|tied):(\d+)")
 class RewardBench2(Benchmark):
     name = kind = "rewardbench2"
     hub_id = "allenai/reward-bench-2"
+    subsets = ("Factuality", "Precise IF", "Math", "Safety", "Focus", "Ties")   # its card's six
 
     def item(self, row):
         row.required_id()

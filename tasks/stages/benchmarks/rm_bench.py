@@ -22,6 +22,7 @@ class RmBench(Benchmark):
     name = kind = "rm-bench"
     hub_id = "THU-KEG/RM-Bench"
     hub_split = "train"
+    subsets = ("chat", "code", "math", "safety-refuse", "safety-response")   # its card's `domain` values
     rule = "RM-Bench compute_accuracy: 3x3 style matrix per domain, easy/normal/hard, mean over domains"
 
     def item(self, row):
