@@ -122,6 +122,40 @@ def test_pairwise_only_rm_is_reported_not_bon_capable(tmp_path):
     assert rep["not_bon_capable"] == ["pw"] and "pw" not in rep["lines"]
 
 
+def test_a_chunk_scored_alone_gives_the_rows_the_stage_writes(tmp_path, monkeypatch):
+    """What a Dask or Ray worker runs (select.score_chunk, the RM built there from params): the same scores,
+    truncation flags, kind and identity as the stage's own run, its counters under `run`."""
+    from tasks.downstream.bon import sample, select
+    from tasks.models import chunks
+
+    params = project(tmp_path, {"length-longer": {"kind": "length-longer"},
+                                "pw": {"kind": "judge-pairwise", "llm": "test-llm"}})
+    p = paths(tmp_path)
+    sample.run(params, p["inputs"], p["sample"])
+    select.run(params, "length-longer", p["inputs"], p["scores"]("length-longer"))
+    stage = {(r["question_id"], r["sample_index"]): (r["score"], r["truncated"])
+             for r in pq.read_table(p["scores"]("length-longer")["scores"]).to_pylist()}
+    plan = select.plan(params, "length-longer", p["inputs"])
+    assert plan and plan[0]["start"] == 0
+    got = [select.score_chunk(params, "length-longer", p["inputs"], c, key={"t": 1}) for c in plan]
+    assert {r["kind"] for r in got} == {"length-longer"} and all("run" in r and r["not_capable"] is None for r in got)
+    by_hash = {(q, h): (s, t) for r in got for q, h, s, t in r["scores"]}
+    samples = pq.read_table(p["sample"]["samples"]).to_pylist()
+    assert {(r["question_id"], r["sample_index"]): by_hash[(r["question_id"], r["answer_hash"])]
+            for r in samples if r["valid"]} == stage
+    rm, _ = chunks.built_rm(params, "length-longer", {"t": 1})   # the worker's RM, built once per process
+    assert {r["identity"] for r in got} == {rm.identity()}
+    from tasks.models.rms.base import AnswerScore
+
+    monkeypatch.setattr(rm, "score_answers", lambda items: [AnswerScore(1.0, truncated=len(t) % 2 == 1)
+                                                            for _, _, t in items])
+    cut = select.score_chunk(params, "length-longer", p["inputs"], plan[0], key={"t": 1})
+    texts = {(r["question_id"], r["answer_hash"]): r["text"] for r in samples if r["valid"]}
+    assert [t for _, _, _, t in cut["scores"]] == [len(texts[(q, h)]) % 2 == 1 for q, h, _, _ in cut["scores"]]
+    pw = select.score_chunk(params, "pw", p["inputs"], {"start": 0, "stop": 2}, key={"t": 1})
+    assert pw["scores"] == [] and "pairwise-only" in pw["not_capable"]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_flows_cache_and_adding_an_rm_runs_only_its_bon_score(tmp_path, monkeypatch, prefect_harness):

@@ -279,3 +279,45 @@ def test_bon_score_of_an_rm_params_do_not_list_names_the_nearest():
         plan({"scoring": {"rms": {"length-longer": {"kind": "length-longer"}}}}, "length-loner", {})
     assert str(err.value) == ("scoring.rms: unknown name 'length-loner' (did you mean 'length-longer'?); "
                               "valid: length-longer")
+
+
+def _steps(values_per_step):
+    from tasks.downstream.rl.reward import Step
+
+    return [Step(len(v), 0, None, None, values=list(v)) for v in values_per_step]
+
+
+def test_reward_change_is_the_last_quarter_minus_the_first_with_a_bootstrap_over_rollouts():
+    import numpy as np
+
+    from tasks.downstream.rl.reward import reward_change
+
+    assert reward_change(_steps([[1.0]]), np.random.default_rng(0)) is None, "one update: nothing to compare"
+    assert reward_change(_steps([[], [1.0]]), np.random.default_rng(0)) is None, "a window without rewards"
+    assert reward_change(_steps([[1.0], []]), np.random.default_rng(0)) is None
+    two = reward_change(_steps([[1.0, 3.0], [4.0, 6.0]]), np.random.default_rng(0), b=200, ci=0.9)
+    assert (two["window_updates"], two["first"], two["last"], two["change"]) == (1, 2.0, 5.0, 3.0)
+    assert two["rollouts"] == [2, 2] and two["ci"] == 0.9
+    steps = [[float(i), float(i) + 0.5] for i in range(9)]        # 9 updates: windows of 9 // 4 = 2
+    got = reward_change(_steps(steps), np.random.default_rng(7), b=500, ci=0.8)
+    first, last = np.array([0, 0.5, 1, 1.5]), np.array([7, 7.5, 8, 8.5])
+    assert got["window_updates"] == 2 and got["first"] == 0.75 and got["last"] == 7.75 and got["change"] == 7.0
+    rng = np.random.default_rng(7)   # the documented method: each window's rollouts resampled on their own
+    boot = rng.choice(last, (500, 4)).mean(axis=1) - rng.choice(first, (500, 4)).mean(axis=1)
+    lo, hi = np.quantile(boot, [0.1, 0.9])
+    assert (got["ci_low"], got["ci_high"]) == (round(float(lo), 6), round(float(hi), 6))
+    assert got["ci_low"] < 7.0 < got["ci_high"] and got["excludes_zero"] is True
+    flat = reward_change(_steps([[1.0, -1.0]] * 4), np.random.default_rng(1), b=300)
+    assert flat["change"] == 0.0 and flat["excludes_zero"] is False
+
+
+def test_the_grpo_reward_function_reads_the_last_message_and_is_named_rm():
+    reward = RMReward(Scripted([[1.0, 2.0]]), {"q": "q"}, {"q": ""}, max_failures=0)
+    seen = []
+    reward.rm.score_answers = lambda items, f=reward.rm.score_answers: seen.append(items) or f(items)
+    fn = reward.reward_func()
+    assert fn.__name__ == "rm", "trl logs it as rewards/rm"
+    out = fn(prompts=["p", "p"], completions=[[{"role": "assistant", "content": " chat answer "}], " plain answer"],
+             question_id=["q", "q"], extra_column=[1, 2])
+    assert out == [1.0, 2.0]
+    assert [text for _, _, text in seen[0]] == ["chat answer", "plain answer"]
