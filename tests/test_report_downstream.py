@@ -52,7 +52,7 @@ def _project(root: Path, params: dict) -> dict:
     evaluate.judge_answers(rows, {q: {"id": q, "rubric_aspects": ASPECTS} for q in ANSWERS}, judge)
     table = evaluate.summarise(rows, [evaluate.BASELINE, "similarity", "length-shorter"], {}, 200, 0.95, 1)
     write_table(rows, root / layout.RL_EVAL["answers"], "rl_answers")
-    write_table(table, root / layout.RL_EVAL["eval"], "rl_eval")
+    evaluate.write_eval_table(table, root / layout.RL_EVAL["eval"])
     (root / layout.RL_EVAL["metrics"]).write_text(json.dumps({"decoding": "greedy", "judge": judge.identity(),
                                                               "invalid_score": evaluate.MIN_SCORE}))
     stage.run(params, {"scores": scores, "bon": str(root / layout.BON_REPORT["per_question"]),

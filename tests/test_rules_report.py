@@ -118,15 +118,18 @@ def test_the_level_is_the_runs_alpha():
 
 # --- the leaderboard's headline: "best" only where the adjacent test holds --------------------------------
 
-def _board(rows, adjacent, kinds=None):
-    from tasks.ops.report import board as B
+def _board(rows, adjacent, kinds=None, chance=None):
+    from tasks.ops.report import headline as HL
 
     out = []
     for rm, strategy, acc in rows:
         out.append({"rm": rm, "strategy": strategy, "evaluation_only": strategy == "oracle",
                     "cells": [{"text": rm}, {"text": strategy}, {"text": f"{acc}", "v": acc, "ci": "[x]"}]})
-    board = {"rows": out, "adjacent": adjacent, "labels": {}, "tie_policy": "half", "ci": 0.95, "alpha": 0.05}
-    return B.headline(board, {rm: {"kind": (kinds or {}).get(rm, "seq-cls")} for rm, _, _ in rows})
+    above = {"above_chance": True, "right": 11, "wrong": 1, "p_holm": 0.01}
+    chance = chance if chance is not None else {(rm, s): above for rm, s, _ in rows}
+    board = {"rows": out, "adjacent": adjacent, "labels": {}, "tie_policy": "half", "ci": 0.95, "alpha": 0.05,
+             "chance": chance, "chance_family": {}}
+    return HL.headline(board, {rm: {"kind": (kinds or {}).get(rm, "seq-cls")} for rm, _, _ in rows})
 
 
 def test_best_only_where_the_test_against_the_runner_up_is_significant():
@@ -141,6 +144,17 @@ def test_best_only_where_the_test_against_the_runner_up_is_significant():
     tied = [("a", "none", 0.9), ("b", "none", 0.9)]
     got = _board(tied, {("a", "none"): test})["best"][0]
     assert got["rms"] == ["a", "b"] and not got["holds"] and got["runner_up"] == "tied"
+
+
+def test_best_also_needs_the_test_against_chance():
+    rows = [("a", "none", 0.9), ("b", "none", 0.7)]
+    test = {"rm": "a", "next": "b", "significant": True, "p_holm": 0.01, "pairs": 12, "difference": 0.2}
+    below = {"above_chance": False, "right": 5, "wrong": 1, "p_holm": 0.2}
+    got = _board(rows, {("a", "none"): test}, chance={("a", "none"): below})["best"][0]
+    assert got["above_runner_up"] and not got["above_chance"] and not got["holds"]
+    assert got["vs_chance"].startswith("not above chance: 5 of 6 right")
+    got = _board(rows, {("a", "none"): test}, chance={})["best"][0]
+    assert not got["holds"] and got["vs_chance"] == "no test against chance in these metrics"
 
 
 def test_a_positive_control_is_never_a_contestant_and_the_oracle_is_the_upper_bound():

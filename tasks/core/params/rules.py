@@ -109,8 +109,8 @@ def comparison_problems(p: dict) -> list[str]:
 def bon_k_problems(p: dict) -> list[str]:
     """correlation.bon_k is a k bon_report computes: 1, 2, 4, ... up to bon.max_k and bon.n (k draws of n)."""
     k, max_k, n = value(p, "correlation.bon_k"), value(p, "bon.max_k"), value(p, "bon.n")
-    if not (_number(k) and _number(max_k) and _number(n)):
-        return []
+    if not (_number(k) and _number(max_k) and _number(n)) or k < 1:
+        return []   # a k below 1 is the range check's one line
     ks = [2 ** e for e in range(int(min(max_k, n)).bit_length()) if 2 ** e <= min(max_k, n)]
     if k in ks:
         return []

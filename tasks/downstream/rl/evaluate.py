@@ -52,6 +52,11 @@ def answer(llm, name: str, questions: list[dict], prompts: list[list[dict]], e: 
     return rows
 
 
+def write_eval_table(table: list[dict], path) -> None:
+    """The summary as the rl_eval table: each line's per-seed scores (a dict) stay in the metrics only."""
+    write_table([{k: v for k, v in r.items() if k != "seed_scores"} for r in table], path, "rl_eval")
+
+
 def judge_answers(rows: list[dict], questions: dict[str, dict], judge) -> int:
     """Fill judge_score (the verdict; None when unparseable) and score (what counts: the verdict, or MIN_SCORE
     for an invalid answer or an unparseable verdict) in place; each distinct answer is judged once."""
@@ -253,7 +258,7 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     lines = [BASELINE, *trained]
     table = summarise(rows, lines, manifests, int(e["bootstrap"]), float(e["ci"]), seed)
     write_table(rows, out["answers"], "rl_answers")
-    write_table([{k: v for k, v in r.items() if k != "seed_scores"} for r in table], out["eval"], "rl_eval")   # a dict: metrics only
+    write_eval_table(table, out["eval"])
     metrics = {"judge": judge.identity(), "base": base_id, "questions": len(questions), **_summary(table, manifests, e),
                "run": {"seconds": round(time.perf_counter() - start, 1), "judged_answers": judged, **stats,
                        **res.stats()}}
