@@ -7,17 +7,31 @@ import signal
 
 from flows.warm import ENV, GRACE_S
 
+SUN_PATH_MAX = 107   # an AF_UNIX path: 108 bytes with its NUL
+
+
+def socket_folder() -> str:
+    """A private temp folder (0700: only this user can hand the server code) whose socket path binds: in
+    TMPDIR, else in /tmp when TMPDIR is so deep that the path would pass the limit (pytest's under xdist did,
+    and the server never started)."""
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="prbench-warm-")
+    if len(os.path.join(folder, "sock.tmp").encode()) <= SUN_PATH_MAX:
+        return folder
+    os.rmdir(folder)
+    return tempfile.mkdtemp(prefix="prbench-warm-", dir="/tmp")
+
 
 class Warm:
     """A started server: `env` is what the stage commands' environment adds (nothing when it failed)."""
 
     def __init__(self, env: dict, log_path: str):
         import subprocess
-        import tempfile
 
         from flows import lifeline
 
-        self.folder = tempfile.mkdtemp(prefix="prbench-warm-")   # 0700: only this user can hand it code
+        self.folder = socket_folder()
         self.socket, self.log_path, self.env = os.path.join(self.folder, "sock"), log_path, {}
         self.start = os.path.getsize(log_path) if os.path.exists(log_path) else 0
         with open(log_path, "ab") as log:

@@ -58,16 +58,32 @@ def project(tmp_path_factory, seed_prefect_home):
     return repo
 
 
+@pytest.fixture
+def reaped():
+    """The runs a test started: killed with their process group if the test failed before stopping them, so a
+    failure leaves no run holding the shared project's DVC lock for the next test."""
+    procs: list[subprocess.Popen] = []
+    yield procs
+    for p in procs:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(LIMIT_S)
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
-def test_a_stopped_run_leaves_nothing_and_the_next_one_resumes(project, tmp_path, how):
+def test_a_stopped_run_leaves_nothing_and_the_next_one_resumes(project, tmp_path, how, reaped):
     deadline, gate = Deadline(LIMIT_S), threading.Event()
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     with FakeOpenAIServer(lambda messages, seed: gate.wait() and "- too late") as server:
         _params(project, {"backend": "openai", "model": f"planner-{how}", "base_url": f"{server.url}/v1"})
         proc = _start(project, tmp, tmp_path / "stopped.log")
+        reaped.append(proc)
         while server.requests == 0:   # the planner stage waits on its first LLM call: mid-stage
             assert proc.poll() is None and time.monotonic() < deadline.end, (tmp_path / "stopped.log").read_text()[-3000:]
             time.sleep(0.2)
@@ -92,6 +108,7 @@ def test_a_stopped_run_leaves_nothing_and_the_next_one_resumes(project, tmp_path
 
     _params(project, {**DUMMY, "model": f"dummy-{how}"})   # a setting no earlier run has: no run-cache hit
     rerun = _start(project, tmp, tmp_path / "rerun.log")
+    reaped.append(rerun)
     rerun.wait(timeout=deadline.left())
     out = (tmp_path / "rerun.log").read_text()
     assert rerun.returncode == 0, out[-3000:]
