@@ -321,3 +321,76 @@ def test_the_grpo_reward_function_reads_the_last_message_and_is_named_rm():
              question_id=["q", "q"], extra_column=[1, 2])
     assert out == [1.0, 2.0]
     assert [text for _, _, text in seen[0]] == ["chat answer", "plain answer"]
+
+
+def test_reward_change_draws_its_documented_1000_resamples_and_says_excludes_zero_only_strictly():
+    import numpy as np
+
+    from tasks.downstream.rl.reward import reward_change
+
+    steps = [[0.1 * i, 0.2 * i + 0.05, -0.3] for i in range(8)]
+    got = reward_change(_steps(steps), np.random.default_rng(3))   # the defaults rl_train uses: b 1000, 95%
+    first, last = np.array(steps[0] + steps[1]), np.array(steps[6] + steps[7])
+    rng = np.random.default_rng(3)
+    boot = rng.choice(last, (1000, 6)).mean(axis=1) - rng.choice(first, (1000, 6)).mean(axis=1)
+    lo, hi = np.quantile(boot, [0.025, 0.975])
+    assert (got["ci_low"], got["ci_high"], got["ci"]) == (round(float(lo), 6), round(float(hi), 6), 0.95)
+    assert got["change"] == round(float(last.mean() - first.mean()), 6), "six decimals, as every metric"
+    # an interval touching zero does not exclude it: [0, x] and [x, 0] say "no evidence of a change"
+    up = reward_change(_steps([[0.0, 0.0], [0.0, 1.0]]), np.random.default_rng(0), b=400)
+    down = reward_change(_steps([[0.0, 1.0], [0.0, 0.0]]), np.random.default_rng(0), b=400)
+    assert up["ci_low"] <= 0 < up["ci_high"] and down["ci_low"] < 0 <= down["ci_high"]
+    zero_edge = [r for r in (up, down) if 0 in (r["ci_low"], r["ci_high"])]
+    assert zero_edge and all(r["excludes_zero"] is False for r in zero_edge)
+    shift = reward_change(_steps([[0.0, 0.0], [1.0, 1.0]]), np.random.default_rng(0), b=50)
+    assert (shift["ci_low"], shift["ci_high"], shift["excludes_zero"]) == (1.0, 1.0, True)
+
+
+def test_each_step_records_its_rollouts_failures_finite_mean_std_and_why():
+    reward = RMReward(Scripted([[1.0, 3.0, math.nan], None, [2.0, 2.0]]), {q: q for q in "qr"}, {q: "" for q in "qr"},
+                      max_failures=10)
+    reward(["q", "r", "q"], list("abc"))
+    s = reward.steps[0]
+    assert (s.rollouts, s.failures, s.mean, s.std) == (3, 1, 2.0, 1.0), "mean and std of the finite rewards only"
+    assert s.errors == ["1 missing or non-finite score(s)"] and s.values == [1.0, 3.0]
+    reward(["q"], ["d"])
+    s = reward.steps[1]
+    assert (s.rollouts, s.failures, s.mean, s.std, s.values) == (1, 1, None, None, [])
+    assert s.errors == ["RuntimeError: RM server down"], "the exception's type and message, for the log"
+    reward(["q", "r"], list("ef"))
+    assert reward.steps[2].errors == [] and (reward.steps[2].mean, reward.steps[2].std) == (2.0, 0.0)
+    wrong = RMReward(Scripted([[1.0, 2.0], [1.0]]), {"q": "q"}, {"q": ""}, max_failures=10)
+    wrong(["q", "q"], ["a", "b"])
+    assert wrong(["q", "q"], ["a", "b"]) == [1.0, 1.0]
+    assert wrong.steps[1].errors == ["ValueError: 1 scores for 2 completions"] and wrong.steps[1].failures == 2
+
+
+def test_a_stopped_run_names_the_rm_the_count_and_the_last_error():
+    over = RMReward(Scripted([[1.0, None], [None]]), {"q": "q"}, {"q": ""}, max_failures=1)
+    over(["q", "q"], ["a", "b"])
+    with pytest.raises(RewardFailures) as err:
+        over(["q"], ["c"])
+    assert str(err.value).startswith("reward model 'scripted'")
+    assert ("2 failed reward(s) in 2 step(s), more than rl.max_reward_failures=1; last: "
+            "1 missing or non-finite score(s)") in str(err.value)
+    with pytest.raises(RewardFailures) as err:
+        RMReward(Scripted([None]), {"q": "q"}, {"q": ""}, max_failures=5)(["q"], ["a"])
+    assert str(err.value).startswith("reward model 'scripted'")
+    assert "no finite reward yet to count its failures as the worst in step 1; last: RuntimeError: RM server down" \
+        in str(err.value)
+
+
+def test_only_rms_that_score_one_answer_alone_can_drive_rl():
+    from types import SimpleNamespace
+
+    from tasks.downstream.rl.reward import rl_capable
+    from tasks.models.rms.base import RewardModel
+    from tasks.models.rms.registry import KINDS
+
+    seen = set()
+    for kind, cls in KINDS._all().items():
+        alone = cls.score_answers is not RewardModel.score_answers
+        assert rl_capable(SimpleNamespace(kind=kind)) is alone, kind
+        seen.add(alone)
+    assert seen == {True, False}, "the registry has both: a pairwise-only kind is refused"
+    assert rl_capable(SimpleNamespace(kind="no-such-kind")) is False

@@ -212,3 +212,58 @@ def test_the_headline_fits_its_line_budget_and_points_at_the_rest():
     assert len(lines) <= H.MAX_LINES
     assert lines[-1] == f"{60 - (H.MAX_LINES - 4)} more headline row(s), 7 other changed metric(s): `prbench diff v1 --all`"
     assert H.format_headline([], "v1", "v2", 0).splitlines()[1] == "no leaderboard accuracy and no primary correlation changed"
+
+
+def test_the_headline_of_a_small_board_by_hand():
+    """Every field of the cards, on a board small enough to work out by hand: strategies in the documented order
+    (not alphabetical), a tie of seven shown as five names and "and 2 more", the in-distribution label, the oracle
+    as the upper bound, a null baseline and a positive control never crowned, the null range per strategy."""
+    from tasks.ops.report import headline as HL
+
+    def row(rm, s, acc, text=None):
+        return {"rm": rm, "strategy": s, "evaluation_only": s == "oracle",
+                "cells": [{"text": rm}, {"text": s}, {"text": text or f"{acc:.0%}", "v": acc, "ci": f"ci-{rm}-{s}"}]}
+
+    tied = [f"t{i}" for i in range(7)]
+    rows = ([row("lenny", "planner", 0.7), row("a", "planner", 0.6), row("b", "planner", 0.55)]
+            + [row(t, "raw_profile", 0.5) for t in tied] + [row("ctl", "raw_profile", 0.9, "90%")]
+            + [row("a", "none", 0.8), row("b", "none", 0.4), row("lenny", "none", 0.3), row("coin", "none", 0.45)]
+            + [row("a", "oracle", 0.95), row("b", "oracle", 0.9)])
+    kinds = {"lenny": "length-longer", "coin": "random", "ctl": "mixture"}
+    rms = {r["rm"]: {"kind": kinds.get(r["rm"], "seq-cls")} for r in rows}
+    chance = {("a", "planner"): {"above_chance": True, "right": 9, "wrong": 3, "p_holm": 0.04},
+              ("a", "none"): {"above_chance": False, "right": 5, "wrong": 1, "p_holm": 0.2, "left_out": 2}}
+    adjacent = {("a", "planner"): {"next": "b", "significant": True, "p_holm": 0.0004, "pairs": 30},
+                ("a", "none"): {"next": "b", "significant": False, "p_holm": 0.31, "pairs": 6}}
+    board = {"rows": rows, "adjacent": adjacent, "chance": chance, "labels": {"a": {"in_distribution": True}},
+             "chance_family": {"none": {"contestants": 2, "min_pairs": 7}, "planner": {"contestants": 1}},
+             "tie_policy": "half", "ci": 0.9, "alpha": 0.1, "chance_method": "exact binomial", "chance_ties": "left out"}
+    got = HL.headline(board, rms)
+    assert [c["strategy"] for c in got["best"]] == ["none", "raw_profile", "planner"], "the documented order"
+    none, raw, planner = got["best"]
+    assert none == {"strategy": "none", "rms": ["a"], "labelled": ["a (in-distribution)"], "accuracy": "80%",
+                    "ci": "ci-a-none", "others": 1, "contestants": 2, "above_chance": False, "above_runner_up": False,
+                    "vs_chance": "too few pairs to beat chance: 5 of 6 right, 2 ties left out, p (Holm over 2 "
+                                 "contestants) 0.200; even all 6 right could not, picked from 2: that takes 7 tested pairs",
+                    "runner_up": "not significantly above b: p (Holm) 0.310, paired on 6 pairs", "holds": False}
+    assert raw["rms"] == tied and raw["labelled"] == tied[:5] + ["and 2 more"] and raw["others"] == 0
+    assert raw["contestants"] == 7 and raw["runner_up"] == "tied" and not raw["holds"], "the control is no contestant"
+    assert raw["vs_chance"] == "no test against chance in these metrics"
+    assert planner["rms"] == ["a"] and planner["holds"] and planner["others"] == 1 and planner["accuracy"] == "60%"
+    assert planner["vs_chance"] == "above chance: 9 of 12 right, p (Holm over 1 contestant) 0.040"
+    assert planner["runner_up"] == "above b: p (Holm) < 0.001, paired on 30 pairs"
+    assert [(c["strategy"], c["rms"], c["others"]) for c in got["oracle"]] == [("oracle (upper bound)", ["a"], 1)]
+    rest = {k: v for k, v in got.items() if k not in ("best", "oracle")}
+    assert rest == {"chance": "50.0%", "rms": 12, "tie_policy": "half", "ci": 0.9, "alpha": 0.1,
+                    "chance_method": "exact binomial", "chance_ties": "left out",
+                    "nulls": {"count": 2, "kinds": "length-longer, random", "names": ["coin", "lenny"],
+                              "ranges": [{"strategy": "none", "value": "none", "rms": 2, "text": "30.0–45.0%",
+                                          "title": "lowest lenny 30%, highest coin 45%"},
+                                         {"strategy": "planner", "value": "planner", "rms": 1, "text": "70.0%",
+                                          "title": "lenny 70%"}]}}
+    assert HL.headline({**board, "alpha": None}, rms)["alpha"] == "–", "no level in the metrics: a dash"
+    five = [row(t, "none", 0.5) for t in tied[:5]] + [row(f"n{i}", "none", 0.1 * i) for i in range(6)]
+    many = HL.headline({**board, "rows": five}, {**{t: {"kind": "seq-cls"} for t in tied[:5]},
+                                                 **{f"n{i}": {"kind": "random"} for i in range(6)}})
+    assert many["best"][0]["labelled"] == tied[:5], "five names shown whole"
+    assert many["nulls"]["count"] == 6 and many["nulls"]["names"] == [], "more than five: counted, not listed"
