@@ -133,8 +133,8 @@ def ratios(rows: list[dict]) -> list[str]:
             per = (r["lock_lines"] - first["lock_lines"]) / (r["extra"] - first["extra"])
             out.append(f"dvc.lock: {per:.0f} lines per added RM ({first['extra']} -> {r['extra']}; goal <= "
                        f"{GOALS['lines_per_rm']:.0f})")
-            out.append(f"no-op x{r['noop_s'] / first['noop_s']:.2f}, dvc status x{r['status_s'] / first['status_s']:.2f} "
-                       f"from {first['extra']} to {r['extra']} extra RMs")
+            out.append(f"no-op x{r['noop_s'] / first['noop_s']:.2f}, "
+                       f"dvc status x{r['status_s'] / first['status_s']:.2f} from {first['extra']} to {r['extra']} extra RMs")
     last = rows[-1]
     out.append(f"at {last['extra']} extra RMs: no-op {last['noop_s']:.1f} s, dvc status {last['status_s']:.1f} s "
                f"(goals <= {GOALS['noop_s']:.0f} s each)")

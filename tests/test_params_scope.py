@@ -56,8 +56,8 @@ def each(stage: str, names) -> set[str]:
     ("correlation.bootstrap", {"correlation"}),
     ("leaderboard.bootstrap", {"leaderboard"} | each("bench_score", BENCHES)),
     ("rl.rms", {"rl_eval"}),                             # a name more: its own rl_train@<it>, no other trains
-    ("scoring.rms.random", {"score_inputs", "score@random", "bon_score_inputs", "bon_score@random", "leaderboard", "bon_report",
-                            "rl_eval", "correlation"} | each("bench_score", BENCHES)),
+    ("scoring.rms.random", {"score_inputs", "score@random", "bon_score_inputs", "bon_score@random", "leaderboard",
+                            "bon_report", "rl_eval", "correlation"} | each("bench_score", BENCHES)),
 ])
 def test_a_param_reruns_only_its_readers_and_the_report(key, expected):
     assert reading(key) == expected | {"report"}

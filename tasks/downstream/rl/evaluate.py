@@ -54,6 +54,8 @@ def answer(llm, name: str, questions: list[dict], prompts: list[list[dict]], e: 
 
 def write_eval_table(table: list[dict], path) -> None:
     """The summary as the rl_eval table: each line's per-seed scores (a dict) stay in the metrics only."""
+    from tasks.core.artifacts import write_table
+
     write_table([{k: v for k, v in r.items() if k != "seed_scores"} for r in table], path, "rl_eval")
 
 
