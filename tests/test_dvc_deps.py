@@ -1,6 +1,7 @@
 """Code deps that cannot go stale, seen by DVC itself: in a copy of the repo, the stages are recorded
 (`dvc commit`, with placeholder data so no stage has to run), then a function is edited in a module
-a stage imports directly or not; `dvc status` reports exactly the stages that run that module."""
+a stage imports directly or not; `dvc status` reports exactly the stages that run that module (score@<rm>
+through its fingerprint file: stale once `score_inputs` has rewritten it, as `dvc repro` runs them)."""
 import json
 import subprocess
 import sys
