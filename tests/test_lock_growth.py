@@ -92,3 +92,16 @@ def test_each_added_rm_adds_at_most_100_lock_lines_and_no_aggregate_dep(tmp_path
     for name, entry in locks[0].items():
         assert [d["path"] for d in entry.get("deps", [])] == [d["path"] for d in locks[2][name].get("deps", [])], \
             f"{name}: the same deps with two more RMs"
+
+
+def test_the_stage_writes_one_file_per_rm_and_removes_a_removed_rms(in_root, tmp_path):
+    import json
+
+    from tasks.stages.fingerprint import fingerprints, run
+
+    folder = tmp_path / "score"   # named after the stage it fingerprints
+    folder.mkdir()
+    (folder / "gone.json").write_text("{}")
+    assert run(in_root, {}, {"fingerprints": str(folder)}) == {"keys": len(in_root["scoring"]["rms"])}
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{rm}.json" for rm in in_root["scoring"]["rms"])
+    assert json.loads((folder / "random.json").read_text()) == fingerprints(in_root, stages.get("score"))["random"]

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 from tasks.core import codedeps, layout, stage_table as stages
-from tasks.core.artifacts import file_hash, replace_dir, tree_hash, write_json
+from tasks.core.artifacts import file_hash, tree_hash, write_json
 
 
 def _hash(path: str) -> str:
@@ -33,15 +33,18 @@ def fingerprints(params: dict, target: stages.Stage) -> dict[str, dict]:
 
 
 def run(params: dict, inputs: dict, out: dict) -> dict:
+    """Each RM's file written atomically in place (a stopped run leaves whole files; DVC records the folder only
+    once the stage has finished), and the files of RMs no longer in params removed."""
     folder = Path(out["fingerprints"])
     target = stages.get(folder.name)   # the folder is named after the stage it fingerprints (layout.rm_inputs)
-    tmp = folder.with_name(f".{folder.name}.new")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     prints = fingerprints(params, target)
-    for key, content in prints.items():
-        write_json(content, tmp / Path(layout.rm_inputs(target.name, key)).name)
-    replace_dir(tmp, folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    names = {Path(layout.rm_inputs(target.name, key)).name: content for key, content in prints.items()}
+    for name, content in names.items():
+        write_json(content, folder / name)
+    for stale in sorted(set(p.name for p in folder.iterdir()) - set(names)):
+        path = folder / stale
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
     return {"keys": len(prints)}
 
 
