@@ -140,11 +140,12 @@ def _subflow_runs(state) -> list[tuple[tuple[str, str | None], str]]:
 
 
 def _assert_dependency_order(ran: list, stages: dict) -> None:
-    """Every stage started after each stage that writes one of its deps (a file, or a folder of outs)."""
+    """Every stage started after each stage that writes one of its deps (a file, a folder of outs, or a file in
+    a folder out: an RM's fingerprint)."""
     for i, stage in enumerate(ran):
         for dep in stages[stage][0]:
             producers = {s for s, (_, outs) in stages.items()
-                         if any(o == dep or o.startswith(dep + "/") for o in outs)}
+                         if any(o == dep or o.startswith(dep + "/") or dep.startswith(o + "/") for o in outs)}
             assert producers <= set(ran[:i]), f"{stage} ran before {sorted(producers - set(ran[:i]))} (dep {dep})"
 
 

@@ -96,8 +96,10 @@ def test_editing_one_test_answer_reruns_only_the_scoring_side(tmp_path):
     changed = {p for p in before if before[p] != after[p]}
     assert changed == {layout.INGEST["pairs"], layout.PAIRS["judged_pairs"], layout.PAIRS["selected_pairs"]}
     ran = _rerun(changed)
-    assert ran == {"ingest", "pairs", "generic_pairs", "score", "leaderboard", "human_eval", "correlation", "report"}
-    assert not ran & {"train_rm", "rl_train", "bon_sample", "bon_judge", "bon_score", "rl_eval", "rubrics"}
+    assert ran == {"ingest", "pairs", "generic_pairs", "score_inputs", "score", "leaderboard", "human_eval",
+                   "correlation", "report"}
+    assert not ran & {"train_rm", "rl_train", "bon_sample", "bon_judge", "bon_score_inputs", "bon_score", "rl_eval",
+                      "rubrics"}
 
 
 def test_correlation_counts_the_questions_each_side_used():

@@ -15,9 +15,11 @@ BENCHES = sorted(SHIPPED["benchmarks"])
 
 
 def _declared() -> dict[str, list[str]]:
-    """stage (name@key for a foreach) -> its params keys in dvc.yaml."""
+    """stage (name@key for a foreach) -> its params keys in dvc.yaml. A fingerprinted stage (one dep: its RM's
+    file of `<name>_inputs`, which holds its params) reads what that stage declares, its own RM's entry of it."""
     out = {}
-    for name, body in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
+    specs = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    for name, body in specs.items():
         if "foreach" not in body:
             out[name] = body.get("params") or []
             continue
@@ -27,6 +29,8 @@ def _declared() -> dict[str, list[str]]:
             entries = entries[part]
         for key in sorted(entries):
             out[f"{name}@{key}"] = [p.replace("${key}", key).replace("${item}", key) for p in body["do"].get("params") or []]
+            if stages.STAGES[name].fingerprint:
+                out[f"{name}@{key}"] = [f"{p}.{key}" if p == group else p for p in specs[f"{name}_inputs"]["params"]]
     return out
 
 
@@ -43,17 +47,17 @@ def each(stage: str, names) -> set[str]:
 @pytest.mark.parametrize("key, expected", [
     ("bon.bootstrap", {"bon_report"}),                   # a resampling count: never resamples the answers
     ("bon.n", {"bon_sample", "correlation"}),   # correlation: the primary test's design (its power)
-    ("bon.strategy", each("bon_score", RMS)),
+    ("bon.strategy", each("bon_score", RMS) | {"bon_score_inputs"}),   # *_inputs: its RMs' fingerprints
     ("rl.eval.questions_limit", {"rl_eval"}),            # the eval budget never retrains
     ("rl.train.updates", each("rl_train", RL_RMS)),       # only the RMs RL trains have the stage
-    ("scoring.per_domain_limit", each("score", RMS)),
+    ("scoring.per_domain_limit", each("score", RMS) | {"score_inputs"}),
     ("ingest.downstream_share", {"ingest"}),             # then only the readers of the halves, by content
     ("train_rm.epochs", {"train_rm"}),
     ("correlation.bootstrap", {"correlation"}),
     ("leaderboard.bootstrap", {"leaderboard"} | each("bench_score", BENCHES)),
     ("rl.rms", {"rl_eval"}),                             # a name more: its own rl_train@<it>, no other trains
-    ("scoring.rms.random", {"score@random", "bon_score@random", "leaderboard", "bon_report",
-                            "rl_eval", "correlation"} | each("bench_score", BENCHES)),
+    ("scoring.rms.random", {"score_inputs", "score@random", "bon_score_inputs", "bon_score@random", "leaderboard",
+                            "bon_report", "rl_eval", "correlation"} | each("bench_score", BENCHES)),
 ])
 def test_a_param_reruns_only_its_readers_and_the_report(key, expected):
     assert reading(key) == expected | {"report"}

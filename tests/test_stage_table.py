@@ -21,8 +21,14 @@ def test_committed_dvc_yaml_is_what_the_table_generates():
 
 
 def _declared(stage: str) -> list[str]:
-    spec = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"][stage]
-    return (spec.get("do") or spec)["deps"]
+    """A stage's dvc.yaml deps; a `fingerprint` stage's are its RM's file of `<stage>_inputs`, which hashes
+    that stage's deps: those count as its own."""
+    specs = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    deps = (specs[stage].get("do") or specs[stage])["deps"]
+    if stages.STAGES[stage].fingerprint:
+        assert deps == [f"data/rm_inputs/{stage}/${{key}}.json"], "one dep: its RM's fingerprint file"
+        return [*deps, *specs[f"{stage}_inputs"]["deps"]]
+    return deps
 
 
 def _covered(path: str, deps: list[str]) -> bool:
@@ -48,7 +54,7 @@ def test_the_generic_flow_brings_no_stage_logic():
                                              "tasks/ops/report/"))] == []
     assert "flows/runner.py" not in flow and "flows/ui.py" not in flow
     assert [n for n in stages.ORDER if "flows/runner.py" in codedeps.code_files(stages.STAGES[n].code)] == \
-        ["score", "bon_score"]
+        ["score_inputs", "score", "bon_score_inputs", "bon_score"], "and the fingerprints that hash their code"
     assert "tasks/stages/score.py" not in codedeps.code_files(stages.STAGES["ingest"].code)
 
 
@@ -179,8 +185,13 @@ def test_per_rm_stages_fan_out_over_scoring_rms():
         s = stages.STAGES[name]   # scoring.rms; benchmarks for bench_score; the rl.rms list for rl_train
         own = f"scoring.rms.{s.token}" if s.foreach in stages.LISTS else f"{s.foreach}.{s.token}"
         assert spec[name]["foreach"] == f"${{{s.foreach}}}"
-        assert own in spec[name]["do"]["params"], "a key's stage depends on its own entry only"
-        assert s.foreach not in spec[name]["do"]["params"], "never on the whole list or mapping"
+        assert own in s.params, "a key's stage reads its own entry only"
+        if s.fingerprint:   # its params are in its fingerprint file, which its own entry alone changes
+            assert "params" not in spec[name]["do"]
+            assert s.foreach in spec[f"{name}_inputs"]["params"]
+        else:
+            assert own in spec[name]["do"]["params"], "a key's stage depends on its own entry only"
+            assert s.foreach not in spec[name]["do"]["params"], "never on the whole list or mapping"
         assert spec[name]["do"]["cmd"] == f"python -m flows.stage {name} {s.token}"
     assert {n: stages.STAGES[n].foreach for n in stages.PER_RM if stages.STAGES[n].foreach != "scoring.rms"} == \
         {"bench_score": "benchmarks", "rl_train": "rl.rms"}

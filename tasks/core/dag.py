@@ -34,7 +34,10 @@ def _covered(path: str, folders: list[str]) -> bool:
 
 
 def stage_deps(stage: Stage, root: Path = ROOT) -> tuple[list[str], list[str]]:
-    """(data deps, code deps) as dvc.yaml lists them; code a declared data folder holds is not repeated."""
+    """(data deps, code deps) as dvc.yaml lists them; code a declared data folder holds is not repeated. A
+    `fingerprint` stage lists its RM's file of `<name>_inputs` alone: it holds the hashes of the rest."""
+    if stage.fingerprint:
+        return [layout.rm_inputs(stage.name, stage.token)], []
     data = list(dict.fromkeys([*stage.inputs.values(), *stage.deps]))
     code = [c for c in collapse(code_files(stage.code, root), root) if not _covered(c, data)]
     return data, code
@@ -65,8 +68,9 @@ def render_stage(stage: Stage, root: Path = ROOT) -> list[str]:
     lines.append(f"{ind}deps:")
     lines += [f"{ind}  - {d}" for d in data]
     lines += [f"{ind}  - {c}" for c in code]
-    lines.append(f"{ind}params:")
-    for p in stage.params:
+    if not stage.fingerprint:   # its params are in its fingerprint file
+        lines.append(f"{ind}params:")
+    for p in () if stage.fingerprint else stage.params:
         lines.append(f"{ind}  - {p}:" if p.endswith(".yaml") else f"{ind}  - {p}")
     groups: dict[str, list[str]] = {"outs": [], "metrics": [], "plots": []}
     for path in stage.out().values():

@@ -42,6 +42,14 @@ def scores(rm: str) -> dict:
     return {"scores": f"{SCORES_DIR}/{rm}.parquet", "metrics": f"metrics/scores/{rm}.json"}
 
 
+RM_INPUTS_DIR = "data/rm_inputs"                    # <stage>/<rm>.json: a per-RM stage's shared inputs, hashed
+
+
+def rm_inputs(stage: str, rm: str) -> str:
+    """The file standing for what stage@rm reads besides its own outputs (tasks/stages/fingerprint.py)."""
+    return f"{RM_INPUTS_DIR}/{stage}/{rm}.json"
+
+
 BENCH_SCORES_DIR = "data/bench_scores"              # <benchmark>/<rm>.parquet (a dvc foreach stage per benchmark)
 BENCH_METRICS_DIR = "metrics/bench_scores"          # <benchmark>.json
 

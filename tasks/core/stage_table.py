@@ -44,6 +44,9 @@ class Stage:
     chunk: str | None = None           # a chunked stage's per-chunk function: run gets `map_chunks` (flows/runner.py)
     ui: str | None = None              # the Prefect UI's table of its results: a flows/ui.py function, given the
                                        # rows of its module's `stage_rows(out)`
+    fingerprint: bool = False          # per-RM: dvc.yaml's deps are one `<name>_inputs` file per RM, the hashes of
+                                       # its shared inputs, code and params (benchmarks/scale.py: lock and status)
+    extra_code: tuple = ()             # modules whose files it hashes as well (a fingerprint stage: its target's)
 
     def __post_init__(self):
         if ":" not in self.run:
@@ -64,7 +67,7 @@ class Stage:
         """The modules a run of the stage executes: the generic flow, the logic the entry names, the runner
         of a chunked stage. Its code deps are the closure of their imports; no other stage's logic is in it."""
         named = [f.partition(":")[0] for f in (self.run, self.chunk, self.ui) if f]
-        return tuple(dict.fromkeys([FLOW, *named, *([RUNNER] if self.chunk else [])]))
+        return tuple(dict.fromkeys([FLOW, *named, *([RUNNER] if self.chunk else []), *self.extra_code]))
 
     @property
     def cmd(self) -> str:
@@ -128,7 +131,7 @@ TABLE = (
               "generic_pairs"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
           params=("common", "llms", "scoring.splits", "scoring.per_domain_limit", "scoring.benchmarks",
                   "scoring.strategies", "scoring.generic_strategies", f"scoring.rms.{KEY}", "scale.chunk_size"),
-          run="tasks.stages.score:run", chunk="tasks.stages.score:score_chunk"),
+          run="tasks.stages.score:run", chunk="tasks.stages.score:score_chunk", fingerprint=True),
     Stage("bench_score", "one `benchmarks:` entry through the list-wise scorer, each RM it lists: adding a "
                          "benchmark runs only bench_score@<it> + the reports", layout.bench_scores,
           deps=(ITEM_PATH, *RM_DEPS), per_rm=True, foreach="benchmarks",
@@ -159,7 +162,7 @@ TABLE = (
           inputs={"samples": layout.BON_SAMPLE["samples"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
           params=("common", "llms", *(f"bon.{k}" for k in BON_SCORE_PARAMS), f"scoring.rms.{KEY}",
                   "scale.chunk_size", "bon.splits", "rubrics.splits"),   # a planner strategy needs rubrics for them
-          run="tasks.downstream.bon.select:run", chunk="tasks.downstream.bon.select:score_chunk"),
+          run="tasks.downstream.bon.select:run", chunk="tasks.downstream.bon.select:score_chunk", fingerprint=True),
     Stage("bon_report", "best-of-k per RM, oracle and random lines, CIs, the scaling curve", layout.BON_REPORT,
           inputs={"samples": layout.BON_SAMPLE["samples"], "judged": layout.BON_JUDGE["judged"]},
           deps=(layout.BON_SCORES_DIR,),
@@ -212,7 +215,22 @@ def _report_params(table) -> tuple:
     return tuple(replace(s, params=keep) if s.name == "report" else s for s in table)
 
 
-TABLE = _report_params(TABLE)
+def _fingerprints(table) -> tuple:
+    """Before each `fingerprint` stage, its `<name>_inputs` stage: the target's shared inputs, deps and code,
+    its params with the whole scoring.rms for one RM's entry; one file per RM (tasks/stages/fingerprint.py)."""
+    out = []
+    for s in table:
+        if s.fingerprint:
+            out.append(Stage(f"{s.name}_inputs", f"{s.name}@<rm>'s shared inputs, code and params, hashed: one "
+                             "file per RM, its one DVC dep", {"fingerprints": f"{layout.RM_INPUTS_DIR}/{s.name}"},
+                             inputs=dict(s.inputs), deps=s.deps, extra_code=s.code,
+                             params=tuple(dict.fromkeys(p.replace(f".{s.token}", "") for p in s.params)),
+                             run="tasks.stages.fingerprint:run"))
+        out.append(s)
+    return tuple(out)
+
+
+TABLE = _report_params(_fingerprints(TABLE))
 STAGES = {s.name: s for s in TABLE}
 GROUP_SCHEMAS = {s.name: s.schema for s in TABLE if s.schema is not None}   # params groups stages bring
 ORDER = [s.name for s in TABLE]
