@@ -60,7 +60,7 @@ def leaderboard(rows: list[dict], columns: list[str], metrics: dict, controls=fr
                         - set(extra_cols))
     head = [_col("rm", "RM", False), _col("strategy", "strategy", False),
             _col("micro", "micro accuracy [CI]", True, "all counted pairs; bootstrap CI"),
-            _col("resolution", "within dtype resolution", True, "decided pairs whose margin is within 4 ulps of the "
+            _col("resolution", "within dtype resolution", True, "decided pairs whose margin is within 8 ulps of the "
                  "scores in the dtype they were computed in: precision alone could flip them (docs/statistics.md)"),
             _col("macro", "macro accuracy [CI]", True, "mean of the domains"), _col("pairs", "pairs", True),
             _col("ties", "ties", True), _col("invalid", "invalid", True), _col("truncated", "truncated", True),
