@@ -109,3 +109,17 @@ def test_leaderboard_and_page_show_the_dtype_and_the_count_within_it():
     assert page["rows"][0]["cells"][col]["text"] == "decided within bfloat16 resolution: 2"
     judged = leaderboard.leaderboard_rows([{**r, "score_dtype": None} for r in rows], p, 0)
     assert {r["within_resolution"] for r in judged} == {None}, "no model ran here: no count"
+
+
+def test_score_metrics_refuse_chunks_scored_with_different_numerics_and_the_page_names_them():
+    from tasks.core.errors import ConfigError
+    from tasks.models import chunks
+    from tasks.ops.report import provenance
+
+    gpu = {"dtype": "bfloat16", "device": "cuda", "attn_implementation": "sdpa", "batch_invariant": True}
+    assert chunks.same_numerics([{"numerics": gpu}, {"numerics": dict(gpu)}], "rm") == gpu
+    with pytest.raises(ConfigError, match=r"scoring\.rms\.rm: workers scored with different numerics.*cpu.*cuda"):
+        chunks.same_numerics([{"numerics": gpu}, {"numerics": {**gpu, "device": "cpu"}}], "rm")
+    rows = provenance.rm_rows({"rm": {"kind": "seq-cls", "model": "m"}, "judge": {"kind": "random"}}, {},
+                              {"rm": {"identity": "seq-cls:m", "numerics": gpu}, "judge": {"numerics": {}}}, None)
+    assert [r["scored_with"] for r in rows] == [None, "bfloat16 · cuda · sdpa attention · batch-invariant"]
