@@ -6,11 +6,13 @@ in chunks from Parquet and scored three ways, in one process taking turns chunk 
 fastest of --rounds turns counts (load from other processes on the box only ever adds time):
 
   ours     SeqClsRM.score_pairs (our truncation, length-sorted batches, dynamic padding)
+  invariant  the same with `batch_invariant: true` (each answer in a shape its own length fixes)
   bare     tokenizer + length-sorted, dynamically padded torch.no_grad forwards: the limit here
   release  the release's loop: fixed batch 8, pad to the longest, original order
 
-Prints answers/s, ours/bare (target >= 0.9), ours/release (target >= 1.5), and ours' peak RSS
-scoring 10x the pairs vs 1x (target <= 1.2x; one process each, so they do not share a peak).
+Prints answers/s, ours/bare (target >= 0.9), ours/release (target >= 1.5), invariant/ours (its cost:
+`batch_invariant` is on by default only at >= 0.9), and ours' peak RSS scoring 10x the pairs vs 1x
+(target <= 1.2x; one process each, so they do not share a peak).
 
     python benchmarks/scoring_throughput.py [--pairs 200] [--max-length 512] [--batch-size 16]
 """
@@ -81,9 +83,10 @@ def scorer(mode: str, model: str, max_length: int, batch_size: int):
     from tasks.models.rms.base import PairInput, user_message
     from tasks.models.rms.registry import make_rm
 
-    rm = make_rm("bench", {"kind": "seq-cls", "model": model, "max_length": max_length, "batch_size": batch_size}, None)
+    rm = make_rm("bench", {"kind": "seq-cls", "model": model, "max_length": max_length, "batch_size": batch_size,
+                           "batch_invariant": mode == "invariant"}, None)
     tok, net = rm.tok, rm.model
-    if mode == "ours":
+    if mode in ("ours", "invariant"):
         def ours(rows):
             pairs = [PairInput("", r["question"], r["context"], r["chosen"], r["rejected"]) for r in rows]
             return [s.score for ps in rm.score_pairs(pairs) for s in (ps.chosen, ps.rejected)]
@@ -124,7 +127,7 @@ def scorer(mode: str, model: str, max_length: int, batch_size: int):
 def worker(args) -> None:
     """--worker throughput: the three ways in this one process, taking turns chunk by chunk, so
     load from other processes on the box falls on all three alike. --worker rss: ours alone."""
-    modes = ["ours", "bare", "release"] if args.worker == "throughput" else ["ours"]
+    modes = ["ours", "invariant", "bare", "release"] if args.worker == "throughput" else ["ours"]
     scorers = {m: scorer(m, args.model, args.max_length, args.batch_size) for m in modes}
     for score in scorers.values():
         score(next(chunks(args.data, 4)))   # warm-up: first-call allocations are not throughput
@@ -179,6 +182,7 @@ def main(argv=None) -> None:
         print(f"{m:8s} {speed['answers']} answers in {s:.1f}s = {rate[m]:.1f} answers/s")
     print(f"ours/bare    = {rate['ours'] / rate['bare']:.2f}  (target >= 0.9)")
     print(f"ours/release = {rate['ours'] / rate['release']:.2f}  (target >= 1.5)")
+    print(f"invariant/ours = {rate['invariant'] / rate['ours']:.2f}  (batch_invariant's cost; on by default at >= 0.9)")
     print(f"peak RSS, ours: {small['answers']} answers {small['maxrss_mb']:.0f} MB, "
           f"{big['answers']} answers {big['maxrss_mb']:.0f} MB")
     print(f"RSS {args.scale}x/1x  = {big['maxrss_mb'] / small['maxrss_mb']:.2f}  (target <= 1.2)")

@@ -127,8 +127,8 @@ def test_a_top_rm_above_chance_and_its_runner_up_is_best():
     assert card["rms"] == ["a"] and card["holds"], card   # 15 of 15: p 3e-5 x 3; 12 discordant pairs vs the coin
     assert card["vs_chance"] == "above chance: 15 of 15 right, p (Holm over 3 contestants) < 0.001"
     by_rm = {r["rm"]: r["cells"] for r in lb["rows"]}
-    assert by_rm["coin"][10]["text"] == "not tested: null baseline"
-    assert by_rm["b"][10]["text"] == "3 of 15 right, p 1.000 (not above chance)"
+    assert by_rm["coin"][11]["text"] == "not tested: null baseline"
+    assert by_rm["b"][11]["text"] == "3 of 15 right, p 1.000 (not above chance)"
 
 
 def test_above_the_runner_up_but_not_above_chance_is_not_best():

@@ -185,7 +185,8 @@ def test_run_writes_schema_valid_outputs_with_stable_bytes(tmp_path, figures):
     assert json.loads(Path(out["metrics"]).read_text()) == metrics
     rm = metrics["rms"]["bm25-rm"]["none"]
     assert set(rm) == {"evaluation_only", "micro", "macro", "per_domain", "pairs", "ties", "invalid",
-                       "truncated", "position_bias", "position_a_rate", "planner_failed_rows"}
+                       "truncated", "position_bias", "position_a_rate", "planner_failed_rows", "score_dtype",
+                       "within_resolution"}
     # CIs as computed independently: Art 6 of 10 (the tie is wrong under strict), Society 2 of 5 (invalid is wrong)
     assert rm["micro"] == {"accuracy": round(8 / 15, 4), "ci": exact_ci([(8, 15)]), "n": 15} and rm["pairs"] == 15
     assert rm["macro"] == {"accuracy": 0.5, "ci": exact_ci([(6, 10), (2, 5)]), "n": 15}

@@ -23,9 +23,10 @@ def test_released_benchmark_files(tmp_path, monkeypatch, capsys):
     board = pq.read_table(out / "leaderboard.parquet").to_pylist()
     assert {b["domain"] for b in board} == {"Art", "Lifestyle", "Society", "micro", "macro"}
     head = next(line for line in printed.splitlines() if line.startswith("rm / strategy"))
-    assert head.split() == ["rm", "/", "strategy", "domain", "accuracy", "[95%", "CI]", "n", "ties", "invalid", "truncated"]
+    assert head.split() == ["rm", "/", "strategy", "domain", "accuracy", "[95%", "CI]", "n", "ties", "invalid", "truncated",
+                           "within", "resolution"]   # a length rule has no dtype: n/a
     rows = [line.split() for line in printed.splitlines() if line.split()[:1] in (["Art"], ["Lifestyle"], ["Society"])]
-    assert len(rows) == 3 * 2 and all(r[-4] == str(limit) for r in rows), rows   # domains x strategies, n each
+    assert len(rows) == 3 * 2 and all(r[-5] == str(limit) and r[-1] == "n/a" for r in rows), rows   # domains x strategies, n each
     assert f"first {limit} per domain" in printed
     assert sorted(p.name for p in out.iterdir()) == ["leaderboard.parquet", "results.json", "scores.parquet"], \
         "the ingested data is not copied into the results folder"

@@ -18,6 +18,9 @@ class Model(BaseModel):
     name: str = Field(description="the RM's name in the outputs (--name; default the model's folder name or the kind)")
     entry: dict = Field(description="its scoring.rms-style entry, as the flags built it")
     identity: dict | str = Field(description="what pins its scores: model id, revision, options")
+    scoring: dict = Field(default_factory=dict, description="what its scores depend on besides inputs and weights: "
+                          "dtype, device (kind), attn_implementation, batch_invariant; empty for kinds that run no "
+                          "model here")
 
 
 class Results(BaseModel):

@@ -138,6 +138,18 @@ def same_rm(results: list[dict], rm_name: str) -> tuple[str, str]:
     return next(iter(seen))
 
 
+def same_numerics(results: list[dict], rm_name: str) -> dict:
+    """The dtype, device kind, attention and invariance mode every chunk scored with: chunks on a GPU and on a
+    CPU (or in bf16 and fp32) would mix two sets of bits in one table: refuse."""
+    from tasks.core.errors import ConfigError
+
+    seen = {json.dumps(r.get("numerics") or {}, sort_keys=True) for r in results}
+    if len(seen) != 1:
+        raise ConfigError(f"scoring.rms.{rm_name}: workers scored with different numerics ({'; '.join(sorted(seen))}); "
+                          "give every worker the same device kind (see README, Scale out)")
+    return json.loads(next(iter(seen)))
+
+
 def counters(results: list[dict]) -> dict:
     """The stage's run counters: the chunks' own (cached chunks did no work now) plus where they ran."""
     fresh = [r for r in results if not r.get("cached")]

@@ -168,17 +168,31 @@ def quick_score(params: dict, *, entry: dict, name: str, data: str | None, strat
     config = {"strategies": list(contexts), "limit": limit, "per_domain_limit": params["scoring"].get("per_domain_limit"),
               "splits": params["scoring"]["splits"], "tie_policy": lp["tie_policy"], "bootstrap": lp["bootstrap"],
               "ci": lp["ci"], "seed": params["common"]["seed"], "fidelity": res.fidelity}
-    doc = results.document(benchmark=OURS, model={"name": name, "entry": entry, "identity": rm.identity()},
+    doc = results.document(benchmark=OURS, model={"name": name, "entry": entry, "identity": rm.identity(),
+                                                  "scoring": rm.numerics()},
                            data=data or layout.PAIRS["selected_pairs"], params=source, config=config, n=len(pairs),
                            results=leaderboard.leaderboard_metrics(lb, rows, lp), run=res.stats(),
                            numerics=numerics.describe())
     write_json(doc, out / results.FILE)
-    return format_table(lb, params["scoring"].get("per_domain_limit"), limit, res.fidelity)
+    return format_table(lb, params["scoring"].get("per_domain_limit"), limit, res.fidelity, rm.numerics())
 
 
-def format_table(lb: list[dict], per_domain_limit: int | None, limit: int | None, fidelity: str = "corrected") -> str:
-    """Per RM x strategy: micro accuracy [CI], n, ties, invalid, truncated; then one row per domain."""
-    head = ["rm / strategy", "domain", "accuracy [95% CI]", "n", "ties", "invalid", "truncated"]
+def _scored_with(numerics: dict) -> str:
+    """'scores in bfloat16 on cuda (sdpa attention), batch-invariant' for the table's title."""
+    if not numerics:
+        return ""
+    mode = "batch-invariant" if numerics.get("batch_invariant") else "length-sorted batches"
+    return (f"; scores in {numerics['dtype']} on {numerics['device']} ({numerics['attn_implementation']} attention), "
+            f"{mode}")
+
+
+def format_table(lb: list[dict], per_domain_limit: int | None, limit: int | None, fidelity: str = "corrected",
+                 numerics: dict | None = None) -> str:
+    """Per RM x strategy: micro accuracy [CI], n, ties, invalid, truncated, the decisions within the dtype's
+    resolution (docs/statistics.md#leaderboard); then one row per domain."""
+    dtype = next((r.get("score_dtype") for r in lb if r.get("score_dtype")), None)
+    head = ["rm / strategy", "domain", "accuracy [95% CI]", "n", "ties", "invalid", "truncated",
+            f"decided within {dtype} resolution" if dtype else "within resolution"]
     lines = [head]
     order = {leaderboard.MICRO: 0, leaderboard.MACRO: 1}
     for r in sorted(lb, key=lambda r: (r["rm"], leaderboard._strategy_key(r["strategy"]),
@@ -186,10 +200,11 @@ def format_table(lb: list[dict], per_domain_limit: int | None, limit: int | None
         acc = "-" if r["accuracy"] is None else leaderboard._fmt(r["accuracy"], r["ci_low"], r["ci_high"])
         lines.append([f"{r['rm']} / {leaderboard.label(r['strategy'])}" if r["domain"] == leaderboard.MICRO else "",
                       r["domain"], acc,
-                      str(r["n"]), str(r["ties"]), str(r["invalid"]), str(r["truncated"])])
+                      str(r["n"]), str(r["ties"]), str(r["invalid"]), str(r["truncated"]),
+                      "n/a" if r.get("within_resolution") is None else str(r["within_resolution"])])
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     scope = ", ".join(x for x in (f"first {per_domain_limit} per domain (scoring.per_domain_limit)"
                                   if per_domain_limit else "", f"first {limit} (--limit)" if limit else "") if x)
     title = (f"accuracy, tie policy {lb[0]['tie_policy'] if lb else '?'}; pairs: {scope or 'all'}; "
-             f"fidelity {fidelity}")
+             f"fidelity {fidelity}{_scored_with(numerics or {})}")
     return "\n".join([title, *("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in lines)])

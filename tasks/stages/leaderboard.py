@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tasks.core import precision
 from tasks.core.determinism import stable_rng
 from tasks.core.errors import ConfigError
 from tasks.stages.adjacent import adjacent_tests
@@ -67,7 +68,6 @@ def _estimate(values: np.ndarray, means, ci: float) -> tuple:
 
 def _r4(x): return None if x is None else round(float(x), 4)  # noqa: E704
 
-
 def position_a_rate(rows: list[dict]):
     """Pairwise judges: share of verdicts for position A (0.5 = no position preference); None otherwise."""
     known = [r["picked_a"] for r in rows if r.get("picked_a") is not None]
@@ -84,7 +84,7 @@ def _row(rm, strategy, domain, n, estimate, rows, policy, labels=None) -> dict:
             "ties": sum(map(_tie, rows)), "invalid": sum(map(_invalid, rows)),
             "truncated": sum(bool(r["truncated"]) for r in rows), "tie_policy": policy,
             "planner_failed_rows": sum(bool(r.get("planner_failed")) for r in rows),
-            "position_a_rate": position_a_rate(rows), **(labels or NO_LABELS)}
+            "position_a_rate": position_a_rate(rows), **precision.fields(rows), **(labels or NO_LABELS)}
 
 
 def group_rows(rm: str, strategy: str, scores: list[dict], p: dict, seed: int,
@@ -140,7 +140,7 @@ def leaderboard_metrics(rows: list[dict], scores: list[dict], p: dict, rms: dict
         if r["domain"] in (MICRO, MACRO):
             entry[r["domain"]] = acc
             entry.update(ties=r["ties"], invalid=r["invalid"], truncated=r["truncated"],
-                         planner_failed_rows=r["planner_failed_rows"])
+                         planner_failed_rows=r["planner_failed_rows"], **{k: r.get(k) for k in precision.FIELDS})
         else:
             entry["per_domain"][r["domain"]] = acc
     labels = {r["rm"]: {**{k: [x for x in r[k].split(", ") if x] for k in ("shares_llm_with", "shares_encoder_with")},

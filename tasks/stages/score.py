@@ -21,7 +21,7 @@ def usable(score) -> bool:
 def score_rows(rm, benchmark: str, strategy: str, pairs: list[dict], questions: dict, context: dict) -> list[dict]:
     scored = rm.score_pairs(pair_inputs(pairs, questions, context))
     failed = getattr(context, "failed", frozenset())   # planner rows that never parsed: question only
-    rows, identity = [], rm.identity()
+    rows, identity, dtype = [], rm.identity(), getattr(rm, "numerics", dict)().get("dtype")
     for p, s in zip(pairs, scored):
         c, r = (x if usable(x) else None for x in (s.chosen.score, s.rejected.score))   # never NaN/inf in the table
         res = outcome([c], [r])   # the list-wise rule at m = n = 1 (tasks/models/listwise.py)
@@ -32,7 +32,7 @@ def score_rows(rm, benchmark: str, strategy: str, pairs: list[dict], questions: 
                      "truncated": s.chosen.truncated or s.rejected.truncated, "order_consistent": s.order_consistent,
                      "input_hash_chosen": s.chosen.input_hash, "input_hash_rejected": s.rejected.input_hash,
                      "planner_failed": p["question_id"] in failed, "chosen_position": s.chosen_position,
-                     "picked_a": s.picked_a})
+                     "picked_a": s.picked_a, "score_dtype": dtype})
     return rows
 
 
@@ -100,7 +100,8 @@ def score_chunk(params: dict, rm_name: str, inputs: dict, chunk: dict | None, ke
         context = chunks.contexts(chunk["strategy"], inputs["questions"], inputs["profile_context"],
                                   inputs.get("inferred_rubrics"), res.fidelity)
         rows = score_rows(rm, chunk["benchmark"], chunk["strategy"], pairs, questions, context)
-    return {"rows": rows, "kind": rm.kind, "identity": rm.identity(), "run": chunks.delta(before, res.stats())}
+    return {"rows": rows, "kind": rm.kind, "identity": rm.identity(), "numerics": getattr(rm, "numerics", dict)(),
+            "run": chunks.delta(before, res.stats())}
 
 
 def run(params: dict, rm_name: str, inputs: dict, out: dict, map_chunks=None) -> dict:
@@ -121,7 +122,8 @@ def run(params: dict, rm_name: str, inputs: dict, out: dict, map_chunks=None) ->
     kind, identity = chunks.same_rm(results, rm_name)
     rows = [r for part in results for r in part["rows"]]
     write_table(rows, out["scores"], "scores")
-    metrics = {"rm": rm_name, "kind": kind, "identity": identity, "strategies": summary(rows),
+    metrics = {"rm": rm_name, "kind": kind, "identity": identity, "numerics": chunks.same_numerics(results, rm_name),
+               "strategies": summary(rows),
                "run": chunks.counters(results)}
     write_metrics(metrics, out["metrics"])
     return metrics

@@ -119,6 +119,7 @@ SCORES = pa.schema([                     # one row per (RM, benchmark, strategy,
     ("planner_failed", pa.bool_()),       # the planner's row never parsed: the RM saw the question only
     ("chosen_position", pa.string()),     # pairwise judges: "A" | "B" (one seeded order per pair) | "both"
     ("picked_a", pa.float64()),           # pairwise judges: share of verdicts for position A (0.5 = unbiased)
+    ("score_dtype", pa.string()),         # the dtype the model computed the scores in (null: no model ran here)
 ])
 
 LIST_SCORES = pa.schema([                # one row per (RM, benchmark, strategy, item): data/bench_scores/<b>/<rm>.parquet
@@ -164,4 +165,6 @@ LEADERBOARD = pa.schema([
     ("shares_llm_with", pa.string()),     # judges this RM shares its LLM with, e.g. "bon.judge" ("" = none)
     ("shares_encoder_with", pa.string()), # embedding judges this RM shares its encoder with, e.g. "bon.judge"
     ("in_distribution", pa.bool_()),      # the train_rm stage's RM: trained on pairs built like the benchmark's
+    ("score_dtype", pa.string()),         # the dtype its scores were computed in (null: no model ran here)
+    ("within_resolution", pa.int64()),    # decided pairs whose margin is within that dtype's resolution
 ])

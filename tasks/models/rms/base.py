@@ -71,6 +71,11 @@ class RewardModel(ABC):
     def identity(self) -> str:
         """Kind + model identity (weights hash for local files); recorded with every score."""
 
+    def numerics(self) -> dict:
+        """What the scores depend on besides the inputs and the identity, for kinds that run a model here: dtype,
+        device kind, attention implementation, batch_invariant (recorded in the score metrics and results)."""
+        return {}
+
     def score_pairs(self, pairs: list[PairInput]) -> list[PairScore]:
         """Default: score every answer on its own (pointwise kinds override score_answers)."""
         flat = [(p.question, p.context, a) for p in pairs for a in (p.chosen, p.rejected)]

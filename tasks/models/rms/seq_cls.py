@@ -12,11 +12,13 @@ from tasks.core import layout
 from tasks.core.errors import ConfigError
 from tasks.models.rms.base import AnswerScore, RewardModel
 from tasks.core.fidelity import pick
+from tasks.models.rms import invariant
 from tasks.models.rms.encode import Encoded, encode_many, encode_release
 from tasks.models.rms.registry import register
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 WINDOW = 2048   # answers encoded and length-sorted at a time
+DEFAULT_INVARIANT = False   # `batch_invariant` when an entry does not say (its cost: benchmarks/scoring_throughput.py)
 
 
 def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
@@ -34,15 +36,19 @@ def release_freed_memory() -> None:
         pass
 
 
-def score_in_windows(items, encode, forward, batch_size: int) -> list[AnswerScore]:
-    """Encode WINDOW answers at a time, run them in length-sorted batches, return scores in input
-    order. Memory stays bounded however many answers a caller passes at once."""
+def score_in_windows(items, encode, forward, batch_size: int, plan=None) -> list[AnswerScore]:
+    """Encode WINDOW answers at a time, run them in length-sorted batches (or, with `plan`, the batch-invariant
+    micro-batches it gives: tasks/models/rms/invariant.py), return scores in input order. Memory stays bounded
+    however many answers a caller passes at once."""
     out = []
     for start in range(0, len(items), WINDOW):
         encs = encode(items[start:start + WINDOW])
         scores = [0.0] * len(encs)
-        for batch in length_batches([len(e.ids) for e in encs], batch_size):
-            for i, s in zip(batch, forward([encs[i] for i in batch])):
+        lengths = [len(e.ids) for e in encs]
+        batches = plan(lengths) if plan else [(b, None, None) for b in length_batches(lengths, batch_size)]
+        for batch, n_rows, width in batches:
+            shape = {"rows": n_rows, "width": width} if plan else {}
+            for i, s in zip(batch, forward([encs[i] for i in batch], **shape)):
                 scores[i] = s
             release_freed_memory()
         out += [AnswerScore(s, truncated=e.truncated, input_hash=e.hash()) for s, e in zip(scores, encs)]
@@ -81,7 +87,8 @@ def _load_errors() -> tuple[type[BaseException], ...]:
 
 class _HFRewardModel(RewardModel):
     OPTIONS = {"model": str, "revision": str | None, "dtype": Literal[DTYPES], "max_length": int | None,
-               "batch_size": int, "trust_remote_code": bool}
+               "batch_size": int, "trust_remote_code": bool, "batch_invariant": bool}
+    PLAN = staticmethod(invariant.plan)   # the batch-invariant micro-batches this kind's forward can run
 
     def __init__(self, name, entry):
         super().__init__(name, entry)
@@ -90,6 +97,7 @@ class _HFRewardModel(RewardModel):
         self.trust = bool(entry.get("trust_remote_code", False))   # never True unless the entry says so
         self.batch_size = int(entry.get("batch_size", 16))
         self.device, self.dtype = _device_dtype(entry.get("dtype", "auto"), name)
+        self.invariant = bool(entry.get("batch_invariant", DEFAULT_INVARIANT))
 
     def default_model(self):
         raise ConfigError(f"scoring.rms.{self.name}.model: required for kind '{self.kind}'")
@@ -145,8 +153,14 @@ class _HFRewardModel(RewardModel):
     def score_answers(self, items):
         # common.fidelity: prbench's input | the release's (chat template as text, then the tokenizer), encode.py
         encode = pick({"corrected": encode_many, "release": encode_release}, self.fidelity)
+        plan = (lambda lengths: self.PLAN(lengths, self.device)) if self.invariant else None
         return score_in_windows(items, lambda xs: encode(self.tok, xs, self.max_length, self.template),
-                                self._forward, self.batch_size)
+                                self._forward, self.batch_size, plan)
+
+    def numerics(self) -> dict:
+        attn = getattr(getattr(self.model, "config", None), "_attn_implementation", None)
+        return {"dtype": str(self.dtype).removeprefix("torch."), "device": invariant.device_kind(self.device),
+                "attn_implementation": attn or "default", "batch_invariant": self.invariant}
 
 
 @register
@@ -167,17 +181,21 @@ class SeqClsRM(_HFRewardModel):
         if cfg.pad_token_id is None:   # decoder RMs pool at the last non-pad token, so they need one
             cfg.pad_token_id = self.tok.pad_token_id if self.tok.pad_token_id is not None else self.tok.eos_token_id
         if cfg.pad_token_id is None:
-            self.batch_size = 1        # nothing to pad with
+            self.batch_size, self.PLAN = 1, invariant.one_each   # nothing to pad with
         self.pad_id = cfg.pad_token_id or 0
         # left padding shifts absolute positions (BERT) unless they are passed explicitly
         takes_positions = "position_ids" in inspect.signature(self.model.forward).parameters
         self.left_pad = self.tok.padding_side == "left" and takes_positions
         self.identity()
 
-    def _forward(self, encs: list[Encoded]) -> list[float]:
+    def _forward(self, encs: list[Encoded], rows: int | None = None, width: int | None = None) -> list[float]:
+        """Scores of `encs`, padded to `width` (default: the longest) and to `rows` rows with fillers (copies of
+        the first answer, dropped): a batch-invariant micro-batch has the shape its bucket fixes."""
         import torch
 
-        width = max(len(e.ids) for e in encs)
+        n = len(encs)
+        width = width or max(len(e.ids) for e in encs)
+        encs = encs + encs[:1] * ((rows or n) - n)
 
         def pad(seq, value):
             fill = [value] * (width - len(seq))
@@ -194,7 +212,7 @@ class SeqClsRM(_HFRewardModel):
             logits = self.model(**batch).logits.float()
         # one logit: the reward itself; several classes: the probability of the last ("good") one
         scores = logits[:, 0] if logits.shape[-1] == 1 else logits.softmax(-1)[:, -1]
-        return scores.cpu().tolist()
+        return scores[:n].cpu().tolist()
 
 
 @register
@@ -222,6 +240,7 @@ class InternLM2RewardRM(_HFRewardModel):
     """InternLM2-reward family: AutoModel with the repo's own code, scored by its documented
     `model.get_scores(tokenizer, chats)`. Remote code is required, so the entry must opt in."""
     kind = "internlm2-reward"
+    PLAN = staticmethod(invariant.one_each)   # get_scores pads by itself: one answer per call is a fixed shape
 
     def __init__(self, name, entry):
         from transformers import AutoModel, AutoTokenizer
@@ -239,7 +258,7 @@ class InternLM2RewardRM(_HFRewardModel):
     def conversation(enc: Encoded) -> list[dict]:
         return [{"role": "user", "content": enc.user}, {"role": "assistant", "content": enc.answer}]
 
-    def _forward(self, encs: list[Encoded]) -> list[float]:
+    def _forward(self, encs: list[Encoded], rows: int | None = None, width: int | None = None) -> list[float]:
         import torch
 
         with torch.inference_mode():

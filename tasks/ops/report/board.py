@@ -11,8 +11,9 @@ MICRO, MACRO = "micro", "macro"
 # leaderboard.parquet columns the fixed part of the table already shows; any other column is a flag a
 # stage added (e.g. an RM sharing its LLM with the pair filter) and gets a column of its own
 KNOWN_COLUMNS = {"rm", "strategy", "evaluation_only", "domain", "n", "accuracy", "ci_low", "ci_high", "ties", "invalid",
-                 "truncated", "tie_policy"}
-KNOWN_KEYS = {"evaluation_only", "invalid", "macro", "micro", "pairs", "per_domain", "position_bias", "ties", "truncated"}
+                 "truncated", "tie_policy", "score_dtype", "within_resolution"}
+KNOWN_KEYS = {"evaluation_only", "invalid", "macro", "micro", "pairs", "per_domain", "position_bias", "ties", "truncated",
+              "score_dtype", "within_resolution"}
 ORACLE = "(upper bound)"
 PAGE_SIZE = 25   # leaderboard rows shown at a time (a "show all" button shows the rest)
 MAX_RMS_SHOWN = 24   # per-RM views (heatmaps, Best-of-N) above this: null baselines as one range, the rest the best
@@ -59,6 +60,8 @@ def leaderboard(rows: list[dict], columns: list[str], metrics: dict, controls=fr
                         - set(extra_cols))
     head = [_col("rm", "RM", False), _col("strategy", "strategy", False),
             _col("micro", "micro accuracy [CI]", True, "all counted pairs; bootstrap CI"),
+            _col("resolution", "within dtype resolution", True, "decided pairs whose margin is within 8 ulps of the "
+                 "scores in the dtype they were computed in: precision alone could flip them (docs/statistics.md)"),
             _col("macro", "macro accuracy [CI]", True, "mean of the domains"), _col("pairs", "pairs", True),
             _col("ties", "ties", True), _col("invalid", "invalid", True), _col("truncated", "truncated", True),
             _col("position_bias", "position bias", True,
@@ -77,7 +80,8 @@ def leaderboard(rows: list[dict], columns: list[str], metrics: dict, controls=fr
         e, m = entries.get((rm, s), {}), micro.get((rm, s), {})
         ev = bool(e.get("evaluation_only", m.get("evaluation_only")))
         role = " (positive control)" if rm in controls else " (null baseline)" if rm in nulls else ""
-        cells = [_cell(rm, rm + role), _cell(s, strategy_label(s, ev)), _acc_cell(e.get(MICRO)), _acc_cell(e.get(MACRO)),
+        cells = [_cell(rm, rm + role), _cell(s, strategy_label(s, ev)), _acc_cell(e.get(MICRO)), _resolution(e, m),
+                 _acc_cell(e.get(MACRO)),
                  _cell(e.get("pairs")), _cell(e.get("ties", m.get("ties"))), _cell(e.get("invalid", m.get("invalid"))),
                  _cell(e.get("truncated", m.get("truncated"))),
                  _cell(e.get("position_bias"), fmt.pct(e.get("position_bias")) if e.get("position_bias") is not None
@@ -96,6 +100,12 @@ def leaderboard(rows: list[dict], columns: list[str], metrics: dict, controls=fr
             "alpha": (metrics.get("adjacent") or {}).get("alpha"), "chance": vs_chance,
             "chance_family": {st: {k: v for k, v in per.items() if k != "rms"} for st, per in (chance.get("tests") or {}).items()},
             "chance_method": chance.get("method"), "chance_ties": chance.get("ties")}
+
+
+def _resolution(e: dict, m: dict) -> dict:
+    """'decided within bfloat16 resolution: 3' (n/a: no model ran here)."""
+    dtype, n = e.get("score_dtype", m.get("score_dtype")), e.get("within_resolution", m.get("within_resolution"))
+    return _cell(n, f"decided within {dtype} resolution: {n}" if dtype and n is not None else "n/a")
 
 
 def _vs_next(t: dict | None) -> dict:

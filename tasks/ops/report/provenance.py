@@ -88,9 +88,18 @@ def rm_rows(rms: dict, llms: dict, score_metrics: dict[str, dict], train_rm: dic
         if entry.get("kind") == "bradley-terry" and train_rm:
             model = f"trained here on {train_rm.get('backbone')}"
         rows.append({"rm": name, "kind": entry.get("kind"), "model": model, "revision": entry.get("revision"),
-                     "identity": m.get("identity"),
+                     "identity": m.get("identity"), "scored_with": scored_with(m.get("numerics")),
                      "weights": (train_rm or {}).get("model_hash") if entry.get("kind") == "bradley-terry" else None})
     return rows
+
+
+def scored_with(numerics: dict | None) -> str | None:
+    """What an RM's scores depend on besides inputs and weights, in one line: 'bfloat16 · cuda · sdpa attention ·
+    batch-invariant' (None: no model ran here, or scored before this was recorded)."""
+    if not numerics:
+        return None
+    mode = "batch-invariant" if numerics.get("batch_invariant") else "length-sorted batches"
+    return f"{numerics.get('dtype')} · {numerics.get('device')} · {numerics.get('attn_implementation')} attention · {mode}"
 
 
 def dataset_hash(files: dict[str, str]) -> dict:
