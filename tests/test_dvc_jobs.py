@@ -56,3 +56,16 @@ def test_a_run_that_stops_early_holds_its_finished_stages_only_each_whole():
 
 def test_a_lock_of_another_shape_is_left_to_dvc():
     assert ordered("stages:\n  a:\n    cmd: x\n", {"a": {"cmd": "y"}}, {"a": 0}) is None
+
+
+def test_a_resumed_run_keeps_the_order_of_the_run_that_stopped():
+    from tasks.ops.dvc_jobs import run_rank
+
+    plan = ["a", "b", "c", "d"]
+    first = run_rank(["x"], plan, None)
+    assert sorted(first, key=first.get) == ["x", "a", "b", "c", "d"], "new stages in plan order after the lock's"
+    # the first run finished a and c, not b: the lock holds x, a, c; a serial resume would append b, d after c
+    again = run_rank(["x", "a", "c"], ["b", "d"], sorted(first, key=first.get))
+    assert sorted(again, key=again.get) == ["x", "a", "b", "c", "d"], "the stopped run's order, as if it never stopped"
+    other = run_rank(["y", "a"], ["b"], ["x", "a", "b"])
+    assert sorted(other, key=other.get) == ["y", "a", "b"], "a saved order not covering the lock is not used"

@@ -16,6 +16,7 @@ Outside `flows` on purpose: a `python -m flows.*` process hands itself to a warm
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -50,6 +51,18 @@ def ordered(text: str, entries: dict[str, dict], rank: dict[str, int]) -> str | 
     return HEAD + "".join(by_name[n][0] + by_name[n][1] for n in names)
 
 
+def run_rank(before: list[str], plan: list[str], saved: list[str] | None) -> dict[str, int]:
+    """Where each stage's entry goes: the lock's entries in place, new ones in plan order (what serial `dvc
+    repro` writes). After a run that stopped early, its finished stages are not a prefix of the plan as a
+    serial run's are; that run's order (`saved`) is kept when it covers the lock, so the resumed run ends
+    with the bytes of one that never stopped."""
+    order = saved if saved is not None and set(before) <= set(saved) else before
+    rank = {n: i for i, n in enumerate(order)}
+    for n in plan:
+        rank.setdefault(n, len(rank))
+    return rank
+
+
 class Jobs:
     """One `prbench run --jobs N`: `runner` is a Prefect task runner (entered), `submit(task, args)` a future."""
 
@@ -63,12 +76,9 @@ class Jobs:
         text = self.lock_path.read_text(encoding="utf-8") if self.lock_path.exists() else ""
         from tasks.ops.lock_splice import names
 
-        before = names(text) if text else []
-        before = before or []
-        plan = [s.addressing for s in steps]
-        self.rank = {n: i for i, n in enumerate(before)}
-        for n in plan:
-            self.rank.setdefault(n, len(self.rank))
+        self.order_path = Path(repo.tmp_dir) / "prbench-jobs-order.json"
+        saved = json.loads(self.order_path.read_text()) if self.order_path.exists() else None
+        self.rank = run_rank((names(text) if text else None) or [], [s.addressing for s in steps], saved)
 
     def upstream(self, stage) -> set:
         return {s for s in self.graph.successors(stage) if s in self.steps}
@@ -112,10 +122,10 @@ class Jobs:
         elif new != text:
             write_text(new, self.lock_path)
 
-    def run(self) -> int:
+    def _loop(self, pending: list, done: set, running: dict, failed: list) -> None:
+        """Start ready stages (at most `jobs` running), record each as it finishes; stop starting at a failure."""
         from prefect.futures import as_completed
 
-        pending, done, running, failed = list(self.steps), set(), {}, []
         while pending or running:
             for stage in list(pending):
                 if failed or len(running) >= self.jobs:
@@ -133,8 +143,9 @@ class Jobs:
                 if pending and not any(self.upstream(s) <= done for s in pending):
                     break   # what is left waits on a failed stage
                 continue
-            for future in [next(as_completed(list(running)))]:
+            for future in [next(as_completed(list(running)))]:   # the first to finish
                 stage = running.pop(future)
+                future.wait()   # done in the pool is not yet a final Prefect state
                 state = future.state
                 rc = future.result(raise_on_failure=False) if state.is_completed() else None
                 if rc == 0:
@@ -144,6 +155,18 @@ class Jobs:
                     why = f"exit status {rc}" if isinstance(rc, int) else (state.message or state.name)
                     say(f"ERROR: failed to reproduce '{stage.addressing}': {why}")
                     failed.append(stage)
+
+    def run(self) -> int:
+        pending, done, running, failed = list(self.steps), set(), {}, []
+        try:
+            self._loop(pending, done, running, failed)
+        except BaseException:   # Ctrl-C: the next run keeps this one's order
+            self.order_path.write_text(json.dumps(sorted(self.rank, key=self.rank.get)))
+            raise
+        if failed or pending:   # the next run keeps this one's order (run_rank)
+            self.order_path.write_text(json.dumps(sorted(self.rank, key=self.rank.get)))
+        else:
+            self.order_path.unlink(missing_ok=True)
         if failed:
             say("ERROR: failed to reproduce " + ", ".join(repr(s.addressing) for s in failed))
             return 1
