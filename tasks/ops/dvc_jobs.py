@@ -157,6 +157,13 @@ class Jobs:
                     failed.append(stage)
 
     def run(self) -> int:
+        # DVC adds each output to its folder's .gitignore when it saves it, and that file counts in the hash of
+        # a folder a later stage depends on (data/scores): the lines go in now, in plan order, as serially
+        for stage in self.steps:
+            for out in stage.outs:
+                if not out.metric:
+                    out.ignore()
+        getattr(self.repo.scm, "_reset", lambda: None)()   # its cached view of .gitignore: or a save adds them again
         pending, done, running, failed = list(self.steps), set(), {}, []
         try:
             self._loop(pending, done, running, failed)
