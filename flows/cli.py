@@ -56,7 +56,7 @@ def cmd_run(args) -> int:
             print(f"prbench: dvc.lock: dropped {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} of stages params no "
                   f"longer has ({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''})", flush=True)
         return True
-    rc = run_dvc(args.targets, env, work)
+    rc = run_dvc(args.targets, env, work, jobs=args.jobs)
     if rc == 0 and stale:
         print("prbench: done. The report: open report/index.html; metrics: `dvc metrics show`; browse the runs: "
               f"`PREFECT_HOME={os.environ['PREFECT_HOME']} prefect server start`")
@@ -151,6 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("targets", nargs="*", help="dvc stages to reproduce (default: all)")
     run.add_argument("--no-dvc", action="store_true", help="run the Prefect pipeline in-process instead")
     run.add_argument("--params", default=None, help="params file for --no-dvc (default params.yaml)")
+    run.add_argument("--jobs", type=int, default=1, metavar="N",
+                     help="run up to N ready stages at a time (default 1: dvc repro); same dvc.lock and outputs")
     run.add_argument("--until", default=None, metavar="STAGE", help="with --no-dvc: stop after this stage")
     run.set_defaults(func=cmd_run)
     val = sub.add_parser("validate", help="check a LaMP-QA file or folder; exit 1 on any problem")
