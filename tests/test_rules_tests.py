@@ -437,3 +437,45 @@ def test_adjacent_tests_count_ties_as_the_tie_policy_does_and_record_rounded_val
     assert t["difference"] == round(1 - 1 / 12, 4) and t["p"] == round(2 * 0.5 ** 11, 6)
     assert t["p_holm"] == t["p"], "one test in the family: Holm leaves it"
     assert got["method"] == A.METHOD and "Holm" in got["method"]
+
+
+def test_the_primary_record_by_hand(monkeypatch):
+    """Every field of metrics/correlation.json `primary` on a case worked out by hand, and each early stop."""
+    from scipy.stats import norm
+
+    got = _primary_with_p(monkeypatch, 0.04, 0.05)
+    z, half = math.atanh(0.5), norm.ppf(0.95) / math.sqrt(6 - 3)
+    ci = got.pop("ci")
+    assert ci == pytest.approx([math.tanh(z - half), math.tanh(z + half)])
+    rms = [f"ladder-{i:02d}" for i in range(6)]
+    assert got == {"benchmark": "personalised", "strategy": "none", "method": "bon", "statistic": "pearson",
+                   "alternative": "greater", "alpha": 0.05, "rms": rms, "n_rms": 6, "estimate": 0.5, "p": 0.04,
+                   "significant": True, "n_questions": 1, "n_pairs": 2, "power": 0.9, "effect": 0.9,
+                   "min_detectable_effect": 0.8, "observed_signal_accuracy": 0.5, "ci_note": None, "status": "ok",
+                   "test": "label-flip randomization (H0: the benchmark's labels carry nothing); one-sided unless "
+                           "two-sided",
+                   "ci_method": "Fisher z, Bonett-Wright standard error, over the RMs", "positive_control": True}
+
+
+def test_the_primary_says_why_it_did_not_run(monkeypatch):
+    captured = {}
+    real = P.run_primary
+
+    def grab(params, paths, downs):
+        captured.update(params=params, paths=paths, downs=downs)
+        return real(params, paths, downs)
+
+    monkeypatch.setattr(P, "run_primary", grab)
+    _primary_with_p(monkeypatch, 0.5, 0.05)
+    params, paths, downs = captured["params"], captured["paths"], captured["downs"]
+    monkeypatch.setattr(P, "run_primary", real)
+    assert real({**params, "correlation": {**params["correlation"], "primary": None}}, paths, downs) == \
+        {"status": "none pre-registered (correlation.primary)"}
+    assert real(params, paths, {})["status"] == "downstream method 'bon' not in this run"
+    few = real(params, dict(list(paths.items())[:3]), downs)
+    assert few["status"] == "too few RMs (n=3 < 4)" and few["n_rms"] == 3 and few["p"] is None
+    assert few["significant"] is False and few["positive_control"] is True
+    monkeypatch.setattr(P, "credit_matrices", lambda *a: (np.zeros((6, 0)), np.zeros((6, 0)), []))
+    assert real(params, paths, downs)["status"] == "no personalised pair scored by every RM of the test under none"
+    mixed = {**params, "scoring": {"rms": {**params["scoring"]["rms"], "ladder-00": {"kind": "seq-cls", "weight": 0}}}}
+    assert real(mixed, paths, downs)["positive_control"] is False, "one contestant: not a positive control"
