@@ -10,12 +10,13 @@ from tasks.models.listwise import PAIRWISE_EACH, POINTWISE, Item, chance, credit
 from tasks.models.rms.base import AnswerScore, PairScore, RewardModel
 from tests.test_score_stage import _project, _run
 
-# sha256 of data/scores/<rm>.parquet written by the score stage at main 1c02128 (before list-wise
-# scoring) on this small project: the pairwise stage must keep writing exactly these bytes
-GOLDEN = {"longer": "b73a986f1a275d6eb2e11dca541a44f3f3a9761d8d6d23abca4953a48b2e38d0",
-          "shorter": "3959b62e4cfbac72b03a392ff246455594241a2ab7756c01617ad00ec506cf29",
-          "random": "bbd3f0cbf1840a35b860ee3d5850c978c65800db5a75217c7e28f7459d14ba04",
-          "judge": "ce38d33b4b308456f4d68ed355382adf0520870d2b2d384ff3d1813df70f98ed"}
+# sha256 of data/scores/<rm>.parquet written by the score stage on this small project: first pinned at main
+# 1c02128 (before list-wise scoring), re-pinned once when issue 48 added the `score_dtype` column (the rows'
+# values unchanged): the pairwise stage must keep writing exactly these bytes
+GOLDEN = {"longer": "4c5df4db71a3659e85a44970cbd9a721b679013812ef518ae5685f975e02870c",
+          "shorter": "4660d336b9af7627d2b6e38dcb5b4f73f25482d71aca69ad7366d1ccc1df002a",
+          "random": "e5fef69f838ffccfe2e9c1c89e7b777b0b6b7ab1b97d7c49ff1f7b7b2d2fcc9e",
+          "judge": "dff401c80f554d36be1e4fd49974b8e824b4993d993b6986cee18bd4c094adff"}
 RMS = {"longer": {"kind": "length-longer"}, "shorter": {"kind": "length-shorter"}, "random": {"kind": "random"},
        "judge": {"kind": "judge-pairwise", "llm": "test-llm", "verdict": "reply", "both_orders": True}}
 
