@@ -81,6 +81,15 @@ def test_resolution_is_a_few_ulps_of_the_scores_magnitude():
     assert not precision.within("bfloat16", 1.5, 1.5), "a tie is not decided"
     assert precision.within("float32", 1.0, 1.0 + 2 ** -21) and not precision.within("float32", 1.0, 1.0 + 2 ** -19)
     assert not precision.within(None, 1.0, 1.0 + 1e-9), "no dtype (a judge): never counted"
+    assert precision.within("bfloat16", 1.0, 1.0625), "a margin of exactly the resolution is within it"
+
+
+def test_the_count_leaves_out_ties_and_invalid_rows_and_says_none_without_a_dtype():
+    rows = [_row(0, 1.0, 1.0 + 2 ** -8, "bfloat16"), _row(1, 2.0, 2.0, "bfloat16"), _row(2, 1.0, 1.5, "bfloat16"),
+            {**_row(3, 1.0, 1.0 + 2 ** -8, "bfloat16"), "invalid": True}]
+    assert precision.count_within(rows) == 1, "the decided, valid pair within resolution only"
+    assert precision.fields(rows) == {"score_dtype": "bfloat16", "within_resolution": 1}
+    assert precision.fields([_row(0, 1.0, 1.0 + 2 ** -8, None)]) == {"score_dtype": None, "within_resolution": None}
 
 
 def _row(i, chosen, rejected, dtype):
