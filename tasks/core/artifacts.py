@@ -117,12 +117,22 @@ def existing(paths: dict) -> dict:
     return {k: v for k, v in paths.items() if Path(v).exists()}
 
 
+_HASHED: dict[tuple, str] = {}   # (path, device, inode, size, mtime_ns) -> sha256, for this process
+
+
 def file_hash(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    """sha256 of a file's bytes, remembered per process by the file's stat as DVC's state db does: a chunked
+    stage keys its task and then its chunks on the same inputs (an 88 MB model folder hashed twice per stage).
+    Our writes replace a file by rename, a new inode, so a rewrite is never mistaken for the old bytes."""
+    st = os.stat(path)
+    sig = (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    if sig not in _HASHED:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        _HASHED[sig] = h.hexdigest()
+    return _HASHED[sig]
 
 
 def tree_hash(paths) -> str:

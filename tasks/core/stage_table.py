@@ -179,7 +179,7 @@ TABLE = (
           layout.RL_EVAL, inputs={"questions": I["questions"], "halves": I["halves"],
                                   "ranked_profile": P["ranked_profile"]},
           deps=(layout.RL_POLICIES_DIR, "prompts"),
-          params=("common", "llms", "scoring.rms", "rl.rms", *(f"rl.{k}" for k in RL_EVAL_PARAMS), "bon.judge"),
+          params=("common", "llms", "rl.rms", *(f"rl.{k}" for k in RL_EVAL_PARAMS), "bon.judge"),
           run="tasks.downstream.rl.evaluate:run"),
     Stage("correlation", "does the benchmark ranking of RMs predict their downstream ranking?",
           layout.CORRELATION, inputs={name: m["per_question"] for name, m in layout.DOWNSTREAM.items()},
