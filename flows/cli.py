@@ -56,11 +56,33 @@ def cmd_run(args) -> int:
             print(f"prbench: dvc.lock: dropped {len(gone)} entr{'y' if len(gone) == 1 else 'ies'} of stages params no "
                   f"longer has ({', '.join(gone[:3])}{', ...' if len(gone) > 3 else ''})", flush=True)
         return True
-    rc = run_dvc(args.targets, env, work, jobs=args.jobs)
+    jobs, engine = stage_engine(params["scale"], args.jobs)
+    rc = run_dvc(args.targets, env, work, jobs=jobs, engine=engine)
     if rc == 0 and stale:
         print("prbench: done. The report: open report/index.html; metrics: `dvc metrics show`; browse the runs: "
               f"`PREFECT_HOME={os.environ['PREFECT_HOME']} prefect server start`")
     return rc
+
+
+def stage_engine(scale: dict, jobs: int | None) -> tuple[int, list[str]]:
+    """(stages at a time, tasks.ops.dvc_jobs's engine arguments): --jobs, else scale.jobs; the stage commands run
+    on scale.task_runner's engine when it is dask (at scale.address, else a temporary local cluster of that many
+    worker processes), else in local threads (Ray runs chunks only: said once)."""
+    jobs = scale["jobs"] if jobs is None else jobs
+    if jobs <= 1:
+        return 1, []
+    if scale["task_runner"] == "dask":
+        return jobs, ["--runner", "dask", *(["--address", scale["address"]] if scale["address"] else [])]
+    if scale["task_runner"] != "local":
+        print(f"prbench: notice: scale.task_runner: {scale['task_runner']} runs chunks; the {jobs} stage commands at "
+              "a time run in local threads (stages on a cluster: dask)", flush=True)
+    return jobs, []
+
+
+def at_least_one(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number of stages at a time, 1 or more")
+    return int(text)
 
 
 def cmd_validate(args) -> int:
@@ -151,8 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("targets", nargs="*", help="dvc stages to reproduce (default: all)")
     run.add_argument("--no-dvc", action="store_true", help="run the Prefect pipeline in-process instead")
     run.add_argument("--params", default=None, help="params file for --no-dvc (default params.yaml)")
-    run.add_argument("--jobs", type=int, default=1, metavar="N",
-                     help="run up to N ready stages at a time (default 1: dvc repro); same dvc.lock and outputs")
+    run.add_argument("--jobs", type=at_least_one, default=None, metavar="N",
+                     help="run up to N ready stages at a time (default scale.jobs, 1: dvc repro); same dvc.lock and "
+                          "outputs")
     run.add_argument("--until", default=None, metavar="STAGE", help="with --no-dvc: stop after this stage")
     run.set_defaults(func=cmd_run)
     val = sub.add_parser("validate", help="check a LaMP-QA file or folder; exit 1 on any problem")

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 
-def run_dvc(targets: list[str], env: dict, work=None, jobs: int = 1) -> int:
+def run_dvc(targets: list[str], env: dict, work=None, jobs: int = 1, engine: list[str] = ()) -> int:
     """`dvc repro targets` reported to a fresh local Prefect server, stages in warm forks; its status
     (128 + the signal when stopped). `work()`, when given, runs while the warm server imports (~8 s of
     CPU: the checks before a run take the other core) and says whether there is anything to run: no,
     and the run ends there with 0, before a Prefect server starts. `jobs` > 1: ready stages that many at a
-    time (tasks/ops/dvc_jobs.py), the same bytes."""
+    time (tasks/ops/dvc_jobs.py), the same bytes; `engine`: its --runner/--address arguments."""
     from flows import server as srv
     from flows.stopping import Interrupted, ignoring_signals, raising_signals, stop_tree
     from flows.warm_run import Warm
@@ -32,7 +32,7 @@ def run_dvc(targets: list[str], env: dict, work=None, jobs: int = 1) -> int:
             print(f"prbench: Prefect server at {server.ui_url} (stopped at the end)", flush=True)
             # a session of its own: Ctrl-C reaches this process only, which stops dvc's stage first
             # DVC's CLI with the lock written per stage entry (tasks/ops/dvc_cli.py): the bytes `dvc repro` writes
-            cmd = ["tasks.ops.dvc_cli", "repro"] if jobs <= 1 else ["tasks.ops.dvc_jobs", "--jobs", str(jobs)]
+            cmd = ["tasks.ops.dvc_cli", "repro"] if jobs <= 1 else ["tasks.ops.dvc_jobs", "--jobs", str(jobs), *engine]
             dvc = subprocess.Popen([sys.executable, "-m", *cmd, *targets],
                                    env={**env, **warm.wait_ready()}, start_new_session=True)
             rc = dvc.wait()

@@ -69,3 +69,30 @@ def test_a_resumed_run_keeps_the_order_of_the_run_that_stopped():
     assert sorted(again, key=again.get) == ["x", "a", "b", "c", "d"], "the stopped run's order, as if it never stopped"
     other = run_rank(["y", "a"], ["b"], ["x", "a", "b"])
     assert sorted(other, key=other.get) == ["y", "a", "b"], "a saved order not covering the lock is not used"
+
+
+def test_jobs_come_from_the_flag_else_scale_jobs_and_stages_go_to_dask_only_when_it_runs_the_chunks(capsys):
+    from flows.cli import stage_engine
+
+    scale = {"jobs": 1, "task_runner": "local", "address": None}
+    assert stage_engine(scale, None) == (1, [])
+    assert stage_engine({**scale, "jobs": 3}, None) == (3, [])
+    assert stage_engine({**scale, "jobs": 3}, 1) == (1, []), "--jobs overrides scale.jobs"
+    assert stage_engine({**scale, "task_runner": "dask"}, 2) == (2, ["--runner", "dask"])
+    assert stage_engine({**scale, "task_runner": "dask", "address": "tcp://h:8786"}, 2) == (
+        2, ["--runner", "dask", "--address", "tcp://h:8786"])
+    assert stage_engine({**scale, "task_runner": "ray"}, 2) == (2, [])
+    assert "local threads" in capsys.readouterr().out
+
+
+def test_jobs_below_one_or_not_a_number_is_one_line_before_any_work():
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    for bad in ("0", "-2", "two"):
+        out = subprocess.run([sys.executable, "-m", "flows.cli", "run", "--jobs", bad], cwd=ROOT, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 2 and "--jobs" in out.stderr and f"{bad!r}" in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr and not out.stdout

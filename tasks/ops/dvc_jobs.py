@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -31,9 +32,29 @@ def say(line: str) -> None:
     print(line, flush=True)
 
 
+def _die_with_parent():
+    """In the forked child: SIGKILL it when the thread that started it ends (prctl PR_SET_PDEATHSIG, kept across
+    exec). That thread waits for the command, so it ends first only when its process dies: a Dask worker killed
+    mid-stage takes its command along, and the rerun elsewhere is the only writer of the stage's outputs."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+
+
+def _prctl():
+    try:   # resolved before any fork: the child only calls it
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):   # not Linux: a killed worker's command finishes on its own
+        return None
+
+
+_PRCTL = _prctl()
+
+
 def run_command(argv: list[str], cwd: str, env: dict) -> int:
     """A stage's command, as DVC's cmd_run runs it; its exit status."""
-    return subprocess.call(argv, cwd=cwd, env=env, close_fds=True)
+    return subprocess.call(argv, cwd=cwd, env=env, close_fds=True, preexec_fn=_die_with_parent)
 
 
 def ordered(text: str, entries: dict[str, dict], rank: dict[str, int]) -> str | None:
@@ -162,6 +183,7 @@ class Jobs:
         for stage in self.steps:
             for out in stage.outs:
                 if not out.metric:
+                    Path(out.fs_path).parent.mkdir(parents=True, exist_ok=True)   # a first run: no folder yet
                     out.ignore()
         getattr(self.repo.scm, "_reset", lambda: None)()   # its cached view of .gitignore: or a save adds them again
         pending, done, running, failed = list(self.steps), set(), {}, []
@@ -212,5 +234,7 @@ def main(argv: list[str]) -> int:
             return Jobs(repo, steps, graph, runner, args.jobs).run()
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":   # by its module's name: a Dask worker imports run_command, as pickled by reference
+    from tasks.ops.dvc_jobs import main as _main
+
+    sys.exit(_main(sys.argv[1:]))

@@ -39,6 +39,7 @@ class Scale(Group):
     address: str | None = F(None, "an existing cluster (tcp://head:8786, ray://head:10001); null = local")
     root: str | None = F(None, "the project's absolute path as workers see it (null = the same path as here)")
     chunk_size: int = F(256, "pairs (score) or distinct answers (bon_score) per task; sets batch mates", ge=1)
+    jobs: int = F(1, "stages `prbench run` runs at a time (its --jobs overrides); the same dvc.lock and outputs", ge=1)
 
 
 REVISION = "with source hub: the dataset's branch, tag or commit sha (null = main); the sha read is recorded"
