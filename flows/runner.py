@@ -31,7 +31,7 @@ from tasks.core.errors import ConfigError, did_you_mean
 from tasks.core.progress import bar as progress_bar
 from tasks.ops.task_runners import TASK_RUNNERS
 
-DEFAULTS = {"task_runner": "local", "address": None, "root": None, "chunk_size": 256}
+DEFAULTS = {"task_runner": "local", "address": None, "root": None, "chunk_size": 256, "jobs": 1}   # jobs: prbench run's
 _SCALE: contextvars.ContextVar[dict] = contextvars.ContextVar("prbench_scale", default=DEFAULTS)
 _CWD = threading.Lock()
 
