@@ -115,7 +115,7 @@ def test_stages_two_at_a_time_in_threads_and_on_a_temporary_dask_cluster_write_t
 def test_a_dask_worker_killed_mid_stage_takes_its_command_along_and_the_run_ends_with_the_serial_bytes(
         tmp_path, stage_server, serial):
     project = _project(tmp_path / "p")
-    env = _env(stage_server, HOLD="c")
+    env = _env(stage_server, HOLD="c", SHELL="/bin/sh")   # dash forks even one command: the hard case
     with DaskCluster(tmp_path / "cluster", env=env).start({"w1": {}, "w2": {}}) as cluster:
         run = subprocess.Popen([sys.executable, "-m", "tasks.ops.dvc_jobs", "--jobs", "2", "--runner", "dask",
                                 "--address", cluster.address], cwd=project, env=env, stdout=subprocess.PIPE,

@@ -34,8 +34,7 @@ def say(line: str) -> None:
 
 def _die_with_parent():
     """In the forked child: SIGKILL it when the thread that started it ends (prctl PR_SET_PDEATHSIG, kept across
-    exec). That thread waits for the command, so it ends first only when its process dies: a Dask worker killed
-    mid-stage takes its command along, and the rerun elsewhere is the only writer of the stage's outputs."""
+    exec). That thread waits for the command, so it ends first only when its process dies."""
     if _PRCTL is not None:
         _PRCTL(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
 
@@ -51,10 +50,35 @@ def _prctl():
 
 _PRCTL = _prctl()
 
+# A death signal reaches the shell alone, and dash (/bin/sh, DVC's shell when $SHELL is unset) forks even a
+# single command: the stage's own process would outlive a killed worker. So on a worker the command runs under
+# this guard, leader of its own process group: when the worker dies, the guard's stdin (a pipe only the worker
+# holds) ends, and the guard kills the whole group, the command and whatever it started.
+GUARD = """
+import os, signal, subprocess, sys, threading
+command = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL)
+def watch():
+    while os.read(0, 512):   # b"" at EOF: the worker closed the pipe, or died
+        pass
+    if command.poll() is None:
+        os.killpg(0, signal.SIGKILL)
+threading.Thread(target=watch, daemon=True).start()
+code = command.wait()
+os._exit(128 - code if code < 0 else code)   # not sys.exit: the watcher holds stdin
+"""
 
-def run_command(argv: list[str], cwd: str, env: dict) -> int:
-    """A stage's command, as DVC's cmd_run runs it; its exit status."""
-    return subprocess.call(argv, cwd=cwd, env=env, close_fds=True, preexec_fn=_die_with_parent)
+
+def run_command(argv: list[str], cwd: str, env: dict, guarded: bool = False) -> int:
+    """A stage's command, as DVC's cmd_run runs it; its exit status. `guarded` (a Dask worker): it dies with
+    this process, whatever it forks. Locally it stays in the foreground process group, so Ctrl-C reaches it."""
+    if not guarded:
+        return subprocess.call(argv, cwd=cwd, env=env, close_fds=True, preexec_fn=_die_with_parent)
+    guard = subprocess.Popen([sys.executable, "-c", GUARD, *argv], cwd=cwd, env=env, close_fds=True,
+                             stdin=subprocess.PIPE, start_new_session=True)   # no death signal: it must live to kill
+    try:
+        return guard.wait()
+    finally:
+        guard.stdin.close()
 
 
 def ordered(text: str, entries: dict[str, dict], rank: dict[str, int]) -> str | None:
@@ -87,11 +111,12 @@ def run_rank(before: list[str], plan: list[str], saved: list[str] | None) -> dic
 class Jobs:
     """One `prbench run --jobs N`: `runner` is a Prefect task runner (entered), `submit(task, args)` a future."""
 
-    def __init__(self, repo, steps: list, graph, runner, jobs: int):
+    def __init__(self, repo, steps: list, graph, runner, jobs: int, guarded: bool = False):
         from prefect import task
         from prefect.cache_policies import NO_CACHE
 
         self.repo, self.steps, self.graph, self.runner, self.jobs = repo, steps, graph, runner, jobs
+        self.guarded = guarded   # commands on Dask workers: each dies with its worker (run_command)
         self.task = task(name="stage-command", cache_policy=NO_CACHE)(run_command)
         self.lock_path = Path(repo.root_dir) / "dvc.lock"
         text = self.lock_path.read_text(encoding="utf-8") if self.lock_path.exists() else ""
@@ -126,7 +151,8 @@ class Jobs:
         env = {k: v for k, v in kwargs["env"].items() if k != QUIET}   # the stage's env is dvc repro's
         say(f"Running stage '{stage.addressing}':\n> {cmds[0]}")
         return self.runner.submit(self.task, parameters={"argv": _make_cmd(get_executable(), cmds[0]),
-                                                         "cwd": kwargs["cwd"], "env": env})
+                                                         "cwd": kwargs["cwd"], "env": env,
+                                                         "guarded": self.guarded})
 
     def finish(self, stage) -> None:
         """What DVC does after a stage's command: hash and commit its outs, then its lock entry."""
@@ -231,7 +257,7 @@ def main(argv: list[str]) -> int:
         graph = get_active_graph(repo.index.graph)
         steps = plan_repro(graph, stages)
         with make_runner(args.runner, args.jobs, args.address) as runner:
-            return Jobs(repo, steps, graph, runner, args.jobs).run()
+            return Jobs(repo, steps, graph, runner, args.jobs, guarded=args.runner == "dask").run()
 
 
 if __name__ == "__main__":   # by its module's name: a Dask worker imports run_command, as pickled by reference
