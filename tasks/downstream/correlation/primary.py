@@ -39,9 +39,13 @@ def statistic(acc: np.ndarray, down: np.ndarray, metric: str) -> np.ndarray:
     return batch.compute(acc, np.broadcast_to(np.asarray(down, dtype=float), acc.shape), ties, 0.9, (metric,))[metric]
 
 
+MAX_ENUMERATED = 20
+
+
 def flip_masks(n_pairs: int, b: int, rng) -> tuple[np.ndarray, bool]:
-    """(masks × pairs of 0/1, exact): every subset when 2^pairs <= b, else b random ones."""
-    if n_pairs <= 20 and 2 ** n_pairs <= b:
+    """(masks × pairs of 0/1, exact): every subset when 2^pairs <= b and pairs <= MAX_ENUMERATED, else b random
+    ones (2^21 masks of 21 pairs would take ~350 MB; a random p is as valid, only not exact)."""
+    if n_pairs <= MAX_ENUMERATED and 2 ** n_pairs <= b:
         return ((np.arange(2 ** n_pairs)[:, None] >> np.arange(n_pairs)) & 1).astype(float), True
     return rng.integers(0, 2, size=(b, n_pairs)).astype(float), False
 
@@ -107,7 +111,7 @@ def primary_rms(params: dict, available) -> list[str]:
 def bon_k(params: dict) -> int:
     """The k the correlation reads: correlation.bon_k, else the largest power of 2 <= bon.max_k and bon.n."""
     b = params["bon"]
-    return int(params["correlation"].get("bon_k") or max(2 ** e for e in range(8) if 2 ** e <= min(b["max_k"], b["n"])))
+    return int(params["correlation"].get("bon_k") or 1 << (min(int(b["max_k"]), int(b["n"])).bit_length() - 1))
 
 
 def design(params: dict, rms: list[str] | None = None, pairs: int | None = None, questions: int | None = None):
