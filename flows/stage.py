@@ -21,11 +21,12 @@ import contextlib
 import functools
 import importlib
 import sys
+from pathlib import Path
 
 from prefect import flow
 
 from flows.common import main, run_stage, stage_task
-from tasks.core import stage_table as stages
+from tasks.core import hash_store, stage_table as stages
 from tasks.ops.params import load_params
 
 
@@ -74,6 +75,8 @@ def run_named(name: str, key: str | None, params_path: str | None):
     cache key as declared; then what it prints and shows in the UI."""
     s, mod = stages.get(name), logic(name)
     params, runner = load_params(params_path), _runner(s)
+    # its inputs' hashes kept across stage processes (an unchanged model folder is not hashed again per stage)
+    hash_store.use(Path(params["common"]["cache_dir"]) / "file-hashes.sqlite")
     # a chunked stage's RM entry is keyed without `resources`: where it runs is no part of a key
     used = runner.unscheduled_params(params, name, key) if runner else stages.used_params(params, name, key)
     if hasattr(mod, "stage_params"):

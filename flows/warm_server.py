@@ -39,6 +39,7 @@ def preload() -> None:
     for stage in TABLE:
         code_files(stage.code)
     registries()
+    no_heartbeats()
 
 
 def project_files(root: str) -> dict[str, tuple[int, int]]:
@@ -106,6 +107,7 @@ def serve(path: str, log=sys.stderr) -> None:
             print(f"warm: refused {request['module']} {request['args']}: {why}", file=log, flush=True)
             send(conn, {"refused": why})
         else:
+            warm_params(request["cwd"])
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()
@@ -176,13 +178,39 @@ def _adopt_stdio(fds: list[int]) -> None:
     sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding=sys.stdin.encoding)
 
 
+_QUIET: dict = {}   # the settings object a run starts from -> the same without heartbeats
+
+
 def no_heartbeats():
     """A flow run's heartbeats let a long-lived server mark a run that stopped beating as crashed, after
     minutes; `prbench run`'s server lives for the run alone, and each stage's exit waited ~0.5 s on
-    average for the heartbeat thread's one-second sleep to end."""
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    average for the heartbeat thread's one-second sleep to end. The settings are built once, here before
+    any fork (Prefect rebuilds them from the environment: ~0.2 s of each stage's CPU); a fork has the
+    server's environment (`refusal`), so they are the ones it would build."""
+    import prefect.context
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY
 
-    return temporary_settings({PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+    context = prefect.context.get_settings_context()
+    quiet = _QUIET.get(id(context.settings))
+    if quiet is None or quiet[0] is not context.settings:
+        quiet = (context.settings, context.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}))
+        _QUIET.clear()
+        _QUIET[id(context.settings)] = quiet
+    return prefect.context.SettingsContext(profile=context.profile, settings=quiet[1])
+
+
+def warm_params(cwd: str) -> None:
+    """Read and check the params file a stage in `cwd` will load, here before the fork: each fork parsed it
+    again (~0.4 s of CPU per stage with a hundred RMs). load_params keeps it by path and stat, so a file
+    changed since is read afresh in the fork; a bad one is the stage's to report."""
+    from tasks.core.errors import ConfigError
+    from tasks.ops.params import load_params
+    from tasks.core.params import params_path
+
+    try:
+        load_params(os.path.join(cwd, params_path()))
+    except (ConfigError, OSError):
+        pass
 
 
 def _run(module: str, args: list[str]) -> int:

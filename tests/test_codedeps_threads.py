@@ -4,6 +4,7 @@ recursion depth mismatch"), and Prefect's heartbeat thread does so (a pydantic m
 calls `inspect.signature` on a builtin, which is `ast.parse`). tasks/core/codedeps.py builds none, scans
 each file once per content, and walks one thread at a time."""
 import gc
+import os
 import inspect
 import sys
 import threading
@@ -78,6 +79,7 @@ def _heartbeat():
 def test_code_hashes_from_many_threads_at_once_agree_and_never_fail(thread_switches_in_gc, monkeypatch):
     expected = {s: code_hash(s) for s in STAGES}
     monkeypatch.setattr(codedeps, "_IMPORTS", {})   # a fresh process: nothing scanned yet
+    monkeypatch.setattr(codedeps, "_WALKS", {})
     results, errors = _at_once(code_hash, STAGES * 2, also=_heartbeat)
     assert errors == [], sorted({f"{type(e).__name__}: {e}" for e in errors})
     assert results == [expected[s] for s in STAGES * 2]
@@ -97,6 +99,7 @@ def test_one_walk_at_a_time_and_each_file_scanned_once(monkeypatch):
         return real(source, path, module)
 
     monkeypatch.setattr(codedeps, "_IMPORTS", {})
+    monkeypatch.setattr(codedeps, "_WALKS", {})
     monkeypatch.setattr(codedeps, "_scan", scan)
     results, errors = _at_once(lambda m: codedeps.code_files(m, ROOT), [STAGES_TABLE[s].code for s in STAGES] * 2)
     assert errors == []
@@ -141,3 +144,35 @@ def test_imports_read_off_bytecode_are_those_the_syntax_tree_names():
     for f in files:
         module = ".".join(f.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
         assert codedeps._scan(f.read_bytes(), f, module) == by_ast(f, module), f
+
+
+def test_a_walk_is_kept_until_a_package_file_or_folder_changes(tmp_path, monkeypatch):
+    """Each stage process asked for its code twice (its task's key, then its chunks'): the walk is kept while
+    no Python file or folder changed, and redone after an edit, an added module, or while files are fresh."""
+    for d in ("flows", "tasks"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "__init__.py").write_text("")
+    (tmp_path / "flows" / "x.py").write_text("import json\n")
+    walks = []
+    real = codedeps._closure
+    monkeypatch.setattr(codedeps, "_closure", lambda root, m: walks.append(m) or real(root, m))
+
+    def age(*paths, by=3600):
+        for p in paths:
+            os.utime(p, (time.time() - by, time.time() - by))
+
+    assert codedeps.code_files("flows.x", tmp_path) == ["flows/__init__.py", "flows/x.py"]
+    assert codedeps.code_files("flows.x", tmp_path) == ["flows/__init__.py", "flows/x.py"]
+    assert len(walks) == 2, "files written just now: never kept (their mtime may not move on the next edit)"
+    age(*tmp_path.rglob("*"), tmp_path / "flows", tmp_path / "tasks")
+    codedeps.code_files("flows.x", tmp_path)
+    assert codedeps.code_files("flows.x", tmp_path) == ["flows/__init__.py", "flows/x.py"]
+    assert len(walks) == 3, "nothing changed: the kept walk answers"
+    (tmp_path / "flows" / "x.py").write_text("from tasks import helper\n")   # an edit...
+    (tmp_path / "tasks" / "helper.py").write_text("")                       # ...and a new module
+    age(*tmp_path.rglob("*"), tmp_path / "flows", tmp_path / "tasks", by=1800)
+    assert codedeps.code_files("flows.x", tmp_path) == ["flows/__init__.py", "flows/x.py", "tasks/__init__.py",
+                                                        "tasks/helper.py"]
+    (tmp_path / "tasks" / "helper.py").unlink()   # a removed module: its folder's mtime moves
+    age(tmp_path / "tasks", by=600)
+    assert codedeps.code_files("flows.x", tmp_path) == ["flows/__init__.py", "flows/x.py", "tasks/__init__.py"]

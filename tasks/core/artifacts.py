@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tasks.core import hash_store
 from tasks.core.schemas import SCHEMAS, conform
 
 
@@ -121,17 +122,21 @@ _HASHED: dict[tuple, str] = {}   # (path, device, inode, size, mtime_ns) -> sha2
 
 
 def file_hash(path: str | Path) -> str:
-    """sha256 of a file's bytes, remembered per process by the file's stat as DVC's state db does: a chunked
-    stage keys its task and then its chunks on the same inputs (an 88 MB model folder hashed twice per stage).
-    Our writes replace a file by rename, a new inode, so a rewrite is never mistaken for the old bytes."""
+    """sha256 of a file's bytes, remembered by the file's stat as DVC's state db does: per process, and across
+    processes in the store tasks/core/hash_store.py keeps when a stage sets one up. A chunked stage keys its task
+    and then its chunks on the same inputs; each stage's fresh process keyed on an 88 MB model folder again."""
     st = os.stat(path)
     sig = (os.path.abspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     if sig not in _HASHED:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-        _HASHED[sig] = h.hexdigest()
+        known = hash_store.recall(sig)
+        if known is None:
+            h = hashlib.sha256()
+            with open(path, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            known = h.hexdigest()
+            hash_store.remember(sig, known)
+        _HASHED[sig] = known
     return _HASHED[sig]
 
 

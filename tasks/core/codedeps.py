@@ -8,12 +8,15 @@ Bytecode, not `ast.parse`: on CPython 3.11 building Python AST objects uses inte
 (gh-106905), so a parse that races another thread's fails ("AST constructor recursion depth
 mismatch"), and a flow run has such a thread (Prefect's heartbeat builds pydantic models, whose
 `inspect.signature` of a builtin parses). Compiling to bytecode builds none. A file is scanned once
-per content per process, one walk at a time (a lock), whichever thread asks."""
+per content per process, one walk at a time (a lock), whichever thread asks; a walk's answer is kept while no
+Python file or folder of the packages has changed (`_stamp`), as each stage's process walked it twice afresh."""
 from __future__ import annotations
 
 import dis
 import hashlib
+import os
 import threading
+import time
 import types
 from pathlib import Path
 from typing import Iterable
@@ -112,12 +115,46 @@ def _closure(root: Path, module: str) -> tuple[str, ...]:
     return tuple(sorted(rel - set(DECLARATIONS)))
 
 
+_WALKS: dict[tuple, tuple[tuple, tuple[str, ...]]] = {}   # (root, module) -> (stamp, _closure's answer)
+
+
+def _stamp(root: Path) -> tuple:
+    """Every folder of the packages and every Python file in them, with mtime and size: what a walk's answer
+    depends on (an edit can change a file's imports; an added or removed file changes its folder's mtime)."""
+    out = []
+    for package in PACKAGES:
+        for folder, subs, names in os.walk(root / package):
+            subs[:] = sorted(d for d in subs if d not in SKIP)
+            out.append((folder, os.stat(folder).st_mtime_ns))
+            for name in sorted(n for n in names if n.endswith(".py")):
+                st = os.stat(os.path.join(folder, name))
+                out.append((name, st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def _racy(stamp: tuple, within_s: float = 2.0) -> bool:
+    """A file changed this recently may change again under the same mtime (its clock ticks in ms, or in
+    seconds on some filesystems): its walk is not kept (git's racy rule)."""
+    newest = max((entry[1] for entry in stamp), default=0)
+    return time.time() - newest / 1e9 < within_s
+
+
 def code_files(modules: str | Iterable[str], root: Path = ROOT) -> list[str]:
     """Files (relative to the project root) that running these modules executes or reads as code.
-    Walked afresh each call (an edit shows at once); a file's imports are scanned once per content."""
+    Walked again whenever a package's file or folder changed (an edit shows at once); a file's imports are
+    scanned once per content."""
     names = [modules] if isinstance(modules, str) else list(modules)
     with _LOCK:
-        return sorted(set().union(*(_closure(Path(root), m) for m in names)))
+        stamp = _stamp(Path(root))
+        walks = []
+        for m in names:
+            kept = _WALKS.get((str(root), m))
+            if kept is None or kept[0] != stamp:
+                kept = (stamp, _closure(Path(root), m))
+                if not _racy(stamp):
+                    _WALKS[(str(root), m)] = kept
+            walks.append(kept[1])
+        return sorted(set().union(*walks))
 
 
 def collapse(files: list[str], root: Path = ROOT) -> list[str]:
