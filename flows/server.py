@@ -96,7 +96,7 @@ def start(home: str | Path | None = None, port: int | None = None, timeout: floa
            "PREFECT_UI_URL": url.removesuffix("/api"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
            **({f"PREFECT_SERVER_SERVICES_{name}_ENABLED": "false" for name in RUN_ONLY_OFF} if for_one_run else {})}
     with open(log, "ab") as out:
-        proc = subprocess.Popen(lifeline.command("prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)),
+        proc = subprocess.Popen(lifeline.command("flows.prefect_server", "start", "--host", "127.0.0.1", "--port", str(port)),
                                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     server = Server(url, proc, log)
     deadline = time.monotonic() + timeout
