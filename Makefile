@@ -48,7 +48,7 @@ test-fast: $(STAMP)
 # Mutation testing of the modules that compute what the report claims ([tool.mutmut] in pyproject.toml): not
 # part of `make test` (an hour or more on 2 cores). Incremental: a rerun checks only what changed. Then the
 # score per module, and the survivors not judged equivalent in docs/testing.md.
-mutate: $(STAMP)
+mutate: $(STAMP) browser
 	$(BIN)/pip install -q -e '.[test,mutate]'
 	$(TEST_ENV) $(BIN)/mutmut run --max-children 2 || true
 	$(BIN)/python tests/tools/mutation_score.py

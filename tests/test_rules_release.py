@@ -148,3 +148,201 @@ def test_the_record_of_a_known_rm_is_put_back_and_a_new_ones_removed(repo):
     j.data["prior_record"] = None
     release_txn._restore_record(repo, j, existed=False)
     assert not path.exists(), "no record left and none before: no file"
+
+
+def _rwlock(repo: Path, lock: dict, age_s: float = 0.0) -> Path:
+    path = repo / ".dvc" / "tmp" / "rwlock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(lock))
+    if age_s:
+        import os
+        import time
+        os.utime(path, (time.time() - age_s, time.time() - age_s))
+    return path
+
+
+@pytest.mark.timeout(60)
+def test_a_killed_dvcs_rwlock_entries_go_and_a_live_holders_stay(repo):
+    """DVC keeps a dead pid's entry while its pid exists: a zombie (not reaped yet) or a pid reused by a process
+    started after the lock was written must not hold the rescore's outputs ('... is busy')."""
+    import os
+    import time
+
+    finished = subprocess.Popen(["true"])
+    finished.wait()                                   # gone: DVC would drop it too
+    zombie = subprocess.Popen(["true"])               # exited, not reaped: psutil sees a zombie
+    while subprocess.run(["ps", "-o", "stat=", "-p", str(zombie.pid)], capture_output=True,
+                         text=True).stdout.strip()[:1] != "Z":
+        time.sleep(0.05)
+    live = os.getpid()                                # started before the lock was written: a real holder
+    with open(os.devnull, "w") as devnull:
+        reused = subprocess.Popen(["sleep", "30"], stdout=devnull)   # started after the lock was written
+    try:
+        def info(pid):
+            return {"pid": pid, "cmd": f"dvc repro ({pid})"}
+        path = _rwlock(repo, {"write": {"data/a": info(finished.pid), "data/b": info(live),
+                                        "data/c": info(zombie.pid), "data/d": info(reused.pid)},
+                              "read": {"data/x": [info(finished.pid), info(live)], "data/y": [info(zombie.pid)],
+                                       "data/z": [info(live)]}}, age_s=5)
+        said = []
+        release_txn._free_dvc_rwlock(repo, log=said.append)
+        left = json.loads(path.read_text())
+        assert left["write"] == {"data/b": info(live)}
+        assert left["read"] == {"data/x": [info(live)], "data/z": [info(live)]}, "an emptied read entry goes"
+        dead = sorted([finished.pid, zombie.pid, reused.pid])
+        assert said == [f"released DVC's locks of the dead run's dvc (pid {', '.join(map(str, dead))})"]
+    finally:
+        reused.kill()
+        reused.wait()
+        zombie.wait()
+
+
+def test_an_rwlock_of_live_holders_only_is_left_as_it_was_and_none_is_not_made(repo):
+    import os
+
+    said = []
+    release_txn._free_dvc_rwlock(repo, log=said.append)
+    assert not (repo / ".dvc" / "tmp" / "rwlock").exists() and said == [], "no rwlock: none is written"
+    lock = {"write": {"data/b": {"pid": os.getpid(), "cmd": "dvc repro"}}, "read": {}}
+    path = _rwlock(repo, lock, age_s=5)
+    release_txn._free_dvc_rwlock(repo, log=said.append)
+    assert json.loads(path.read_text()) == lock and said == [], "nothing dead: nothing said"
+
+
+def test_a_torn_rwlock_is_reported_in_one_line_and_left_for_dvc(repo):
+    path = _rwlock(repo, {})
+    path.write_text("{ torn")
+    said = []
+    release_txn._free_dvc_rwlock(repo, log=said.append)
+    assert path.read_text() == "{ torn"
+    assert len(said) == 1 and said[0].startswith("could not release DVC's locks of the dead run: ") and "rwlock" in said[0]
+
+
+def test_a_finished_journal_leaves_nothing_of_itself_and_others_stay(repo):
+    with release_txn.Journal(repo, RELEASE, "rm-a", {"kind": "seq-cls"}) as other:
+        pass
+    (repo / "notes.txt").write_text("dirty: backed up by prepare\n")
+    with release_txn.Journal(repo, RELEASE, "rm-b", {"kind": "seq-cls"}) as j:
+        j.prepare()
+        assert (j.backup / "notes.txt").read_text() == "dirty: backed up by prepare\n"
+        j.done()
+    d = release_txn._dir(repo)
+    assert sorted(p.name for p in d.iterdir()) == sorted([f"{other.id}.json", f"{other.id}.lock"])
+    assert [x.id for x in release_txn.dead(repo)] == [other.id]
+    assert release_txn.running(repo) == []
+    release_txn.load(repo, other.path).done()          # one that never prepared: no backup to remove
+    assert list(d.iterdir()) == []
+
+
+def test_a_new_rms_outputs_go_in_every_stage_fanned_over_scoring_rms_and_nothing_else(repo):
+    from tasks.core.stage_table import TABLE
+
+    made = {}
+    for stage in (s for s in TABLE if s.per_rm):
+        for rm in ("rm-a", "rm-b"):
+            for key, p in stage.out(rm).items():
+                target = repo / p
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not target.suffix or (stage.name, key) == ("bon_score", "scores"):   # a folder: a partial dataset
+                    target.mkdir(exist_ok=True)
+                    (target / "part-0").write_text("x")
+                else:
+                    target.write_text("x")
+                made[p] = (stage, rm)
+    release_txn._remove_rm_outputs(repo, "rm-a")
+    for p, (stage, rm) in made.items():
+        fanned = getattr(stage, "foreach", "scoring.rms") == "scoring.rms"
+        assert (repo / p).exists() == (rm != "rm-a" or not fanned), (stage.name, p)
+    assert any((repo / p).is_dir() for p, (s, rm) in made.items() if rm == "rm-b" and s.name == "bon_score")
+
+
+def test_the_record_file_is_rebuilt_from_the_journal_when_torn_or_gone_and_kept_while_it_holds_others(repo):
+    import shutil
+
+    path = repo / release_txn.STATE
+    shutil.rmtree(repo / "data")                       # its folders too
+    j = release_txn.Journal(repo, RELEASE, "rm-a", {})
+    prior = {"revision": "old", "rm": "rm-a", "source": "hub", "status": "scored", "message": None}
+    j.data["prior_record"] = prior
+    release_txn._restore_record(repo, j, existed=False)
+    assert releases.load_state(path)["models"] == {RELEASE.model: prior}, "made again, folders and all"
+    path.write_text("{ torn")                          # by hand: it is written atomically
+    release_txn._restore_record(repo, j)
+    assert releases.load_state(path)["models"] == {RELEASE.model: prior}, "a torn file: the journal's record"
+    path.write_text("{ torn")
+    j.data["prior_record"] = None
+    release_txn._restore_record(repo, j)
+    assert releases.load_state(path)["models"] == {}, "it existed: it stays, empty"
+    other = {**prior, "rm": "other"}
+    releases.save_state({"models": {"acme/other": other, RELEASE.model: prior}}, path)
+    release_txn._restore_record(repo, j, existed=False)
+    assert releases.load_state(path)["models"] == {"acme/other": other}, "a watcher's record written meanwhile stays"
+
+
+def test_a_live_journal_mid_first_write_does_not_hide_the_others_running(repo):
+    import fcntl
+
+    d = release_txn._dir(repo)
+    with open(d / "0000.lock", "w") as held:           # its owner is alive and has not finished writing it
+        fcntl.flock(held, fcntl.LOCK_EX)
+        (d / "0000.json").write_text("{")
+        with release_txn.Journal(repo, RELEASE, "rm-a", {"kind": "seq-cls"}) as j:
+            assert [x["id"] for x in release_txn.running(repo)] == [j.id]
+        assert (d / "0000.json").exists(), "not dead: its owner holds the lock"
+
+
+@pytest.mark.timeout(180)
+def test_rollback_checks_dvcs_outputs_out_to_the_lock_and_restores_removed_folders(repo):
+    """An ignored DVC output the run rewrote is checked out again from the restored lock; a tracked folder the run
+    removed whole comes back with its committed and its uncommitted (backed up) files; a git killed mid-commit
+    left its index.lock: it goes."""
+    env = {"DVC_NO_ANALYTICS": "1", "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+    subprocess.run([DVC, "stage", "add", "-q", "-n", "make", "-o", "data/made.txt", "echo made > data/made.txt"],
+                   cwd=repo, check=True, capture_output=True, env=env)
+    subprocess.run([DVC, "repro", "-q"], cwd=repo, check=True, capture_output=True, env=env)
+    (repo / "plots").mkdir()
+    (repo / "plots/a.csv").write_text("committed\n")
+    (repo / "plots/b.csv").write_text("committed\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "a stage and a folder")
+    (repo / "plots/a.csv").write_text("the user's edit, uncommitted\n")   # restored first: its folder is gone
+    before = _tree(repo)
+    with release_txn.Journal(repo, RELEASE, "rm-a", {"kind": "seq-cls"}) as j:
+        j.prepare()
+        (repo / "data/made.txt").unlink()
+        (repo / "data/made.txt").write_text("rewritten by the killed run\n")
+        import shutil
+        shutil.rmtree(repo / "plots")
+        git_dir = Path(_git(repo, "rev-parse", "--absolute-git-dir").strip())
+        (git_dir / "index.lock").write_text("")
+    assert release_txn.rollback(repo, release_txn.dead(repo)[0], log=lambda line: None) == "rolled back"
+    assert (repo / "data/made.txt").read_text() == "made\n", "dvc checkout to the lock"
+    assert _tree(repo) == before
+    assert not (git_dir / "index.lock").exists()
+
+
+@pytest.mark.timeout(120)
+def test_rescoring_a_known_rm_keeps_its_outputs_its_record_and_the_users_untracked_files(repo):
+    """A release of an RM params already names (a new revision): rolled back, its earlier outputs and registry
+    record are as they were. Files the user had and git does not track (in an untracked folder, a one-letter
+    name) are backed up and put back."""
+    (repo / "params.yaml").write_text((repo / "params.yaml").read_text() + "    rm-a: {kind: seq-cls}\n")
+    _git(repo, "commit", "-qam", "rm-a is on the board")
+    (repo / "data/scores").mkdir()
+    (repo / "data/scores/rm-a.parquet").write_text("the earlier revision's scores")
+    state = repo / release_txn.STATE
+    prior = {"revision": "b" * 40, "rm": "rm-a", "source": "hub", "status": "scored", "message": None}
+    releases.save_state({"models": {RELEASE.model: prior}}, state)
+    (repo / "drafts").mkdir()
+    (repo / "drafts/idea.txt").write_text("the user's, untracked\n")
+    (repo / "x").write_text("one letter\n")
+    before = _tree(repo)
+    with release_txn.Journal(repo, RELEASE, "rm-a", {"kind": "seq-cls"}) as j:
+        j.prepare()
+        releases.save_state({"models": {RELEASE.model: {**prior, "revision": RELEASE.revision,
+                                                         "status": "scoring"}}}, state)
+        (repo / "drafts/idea.txt").write_text("overwritten\n")
+        (repo / "x").write_text("overwritten\n")
+    assert release_txn.rollback(repo, release_txn.dead(repo)[0], log=lambda line: None) == "rolled back"
+    assert releases.load_state(state)["models"] == {RELEASE.model: prior}
+    assert _tree(repo) == before

@@ -195,10 +195,11 @@ def rollback(root, j: Journal, log=print) -> str:
             continue
         if before.get(p) is None:
             dst.unlink(missing_ok=True)
-        elif p in backed:
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)   # the run may have removed its folder
+        if p in backed:
             shutil.copy2(j.backup / p, dst)
         else:
-            dst.parent.mkdir(parents=True, exist_ok=True)
             write_bytes(gitops.git_bytes(root, "show", f"{head}:{p}"), dst)
     _restore_record(root, j, existed=before.get(STATE) is not None)
     from tasks.ops.repro import dvc
