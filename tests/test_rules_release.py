@@ -346,3 +346,154 @@ def test_rescoring_a_known_rm_keeps_its_outputs_its_record_and_the_users_untrack
     assert release_txn.rollback(repo, release_txn.dead(repo)[0], log=lambda line: None) == "rolled back"
     assert releases.load_state(state)["models"] == {RELEASE.model: prior}
     assert _tree(repo) == before
+
+
+def test_an_error_inside_a_journal_propagates_and_every_journal_has_its_own_id(repo):
+    with pytest.raises(RuntimeError, match="the run failed"):
+        with release_txn.Journal(repo, RELEASE, "rm-a", {"kind": "seq-cls"}):
+            raise RuntimeError("the run failed")   # the release fails loudly; its journal stays for recovery
+    ids = {release_txn.Journal(repo, RELEASE, "rm-a", {}).id for _ in range(20)}
+    assert len(ids) == 20 and None not in ids
+
+
+def test_a_journal_read_back_is_the_one_written(repo):
+    with release_txn.Journal(repo, RELEASE, "rm-a", {"kind": "seq-cls", "model": "acme/rm-a"}, branch="rel") as j:
+        j.prepare()
+    back = release_txn.load(repo, j.path)
+    assert (back.id, back.name, back.entry, back.branch, back.release) == \
+        (j.id, "rm-a", {"kind": "seq-cls", "model": "acme/rm-a"}, "rel", RELEASE)
+    assert back.data["phase"] == "edit" and back.data["rm_was_known"] is False and back.data["prior_record"] is None
+
+
+def test_dead_lists_every_dead_journal_oldest_first_past_a_live_one(repo):
+    """A live journal (older than the dead ones) does not stop the scan; dead ones come oldest first (their order
+    of writing, not their ids')."""
+    import fcntl
+    import os
+
+    d = release_txn._dir(repo)
+    made = {}
+    for jid, age in (("c", 30), ("a", 10), ("b", 20)):
+        j = release_txn.Journal(repo, RELEASE, f"rm-{jid}", {}, id=jid)
+        j.save()
+        os.utime(j.path, (j.path.stat().st_atime, j.path.stat().st_mtime - age))
+        made[jid] = j
+    with open(d / "c.lock", "w") as held:              # the oldest is alive
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert [j.id for j in release_txn.dead(repo)] == ["b", "a"]
+        assert [x["id"] for x in release_txn.running(repo)] == ["c"]
+
+
+def test_landed_looks_on_the_release_branch_and_a_missing_branch_is_not_landed(repo):
+    j = release_txn.Journal(repo, RELEASE, "rm-a", {}, branch="releases")
+    _git(repo, "checkout", "-q", "-b", "releases")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", j.message("score-rm: add rm-a"))
+    _git(repo, "checkout", "-q", "main")
+    assert release_txn.landed(repo, j), "committed on its branch while HEAD is elsewhere"
+    assert not release_txn.landed(repo, release_txn.Journal(repo, RELEASE, "rm-a", {}, id=j.id)), "not on HEAD"
+    assert not release_txn.landed(repo, release_txn.Journal(repo, RELEASE, "rm-a", {}, branch="gone", id=j.id))
+
+
+def test_a_release_prepared_in_a_repo_without_commits_rolls_back(tmp_path):
+    repo = tmp_path / "fresh"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / "params.yaml").write_text("scoring: {rms: {}}\n")
+    before, status = _tree(repo), _git(repo, "status", "--porcelain", "-uall")
+    with release_txn.Journal(repo, RELEASE, "rm-a", {}) as j:
+        j.prepare()
+        (repo / "params.yaml").write_text("scoring: {rms: {rm-a: {kind: random}}}\n")
+        (repo / "metrics.json").write_text("{}")
+        _git(repo, "add", "-A")
+    assert j.data["head"] is None
+    assert release_txn.rollback(repo, release_txn.dead(repo)[0], log=lambda line: None) == "rolled back"
+    assert _tree(repo) == before
+    left = "".join(line for line in _git(repo, "status", "--porcelain", "-uall").splitlines(True)
+                   if "data/releases/." not in line)   # the record's lock file (the real repo ignores it)
+    assert left == status, "nothing left staged"
+
+
+def test_ignored_files_lists_what_git_ignores_in_every_folder_but_the_kept_and_the_cache(repo):
+    (repo / "scratch").mkdir()
+    (repo / "scratch/a.bin").write_text("x")
+    (repo / "data/deep").mkdir()
+    (repo / "data/deep/b.bin").write_text("x")
+    (repo / ".mycache").mkdir()
+    (repo / ".mycache/c.json").write_text("kept: common.cache_dir")
+    (repo / "runs").mkdir()
+    (repo / "runs/r.json").write_text("kept: run records")
+    listed = release_txn.ignored_files(repo)
+    assert listed == ["data/deep/b.bin", "data/old.parquet", "scratch/a.bin"], "not tracked, not untracked-visible"
+    params = (repo / "params.yaml").read_text()
+    (repo / "params.yaml").write_text(params.replace("cache_dir: .mycache", "cache_dir: .mycache/"))
+    assert release_txn.ignored_files(repo) == listed, "a trailing slash names the same folder"
+    (repo / "params.yaml").write_text(params.replace("cache_dir: .mycache", "cache_dir: /scratch"))
+    assert ".mycache/c.json" in release_txn.ignored_files(repo) and "scratch/a.bin" in release_txn.ignored_files(repo), \
+        "an absolute cache_dir is elsewhere: the repo's scratch/ is not it"
+    (repo / "params.yaml").write_text(params.replace("  cache_dir: .mycache\n", ""))
+    (repo / ".gitignore").write_text((repo / ".gitignore").read_text() + "/None/\n")
+    (repo / "None").mkdir()
+    (repo / "None/n.bin").write_text("x")
+    assert "None/n.bin" in release_txn.ignored_files(repo), "no cache_dir: nothing more is kept"
+
+
+@pytest.mark.timeout(180)
+def test_a_tracked_record_file_nested_removed_folders_and_a_second_rollback(repo):
+    """In the real repo data/releases/registered.json is tracked: the record is put back by _restore_record, and
+    every changed file after it in path order is still restored. A folder removed two levels deep comes back.
+    Rolling back again (a recovery that died before the rescore) undoes nothing the user did since."""
+    (repo / ".gitignore").write_text("/scratch/\n/data/*\n!/data/releases/\n/.mycache/\n/runs/\n")
+    state = repo / release_txn.STATE
+    releases.save_state({"models": {}}, state)
+    (repo / "plots/a/b").mkdir(parents=True)
+    (repo / "plots/a/b/c.csv").write_text("committed\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "the record file and a nested folder")
+    before = _tree(repo)
+    with release_txn.Journal(repo, RELEASE, "rm-a", {"kind": "seq-cls"}) as j:
+        j.prepare()
+        releases.save_state({"models": {RELEASE.model: {"revision": RELEASE.revision, "status": "scoring"}}}, state)
+        (repo / "params.yaml").write_text("changed\n")
+        import shutil
+        shutil.rmtree(repo / "plots")
+    _rwlock(repo, {"write": {"data/x": {"pid": 2 ** 22 + 7, "cmd": "dvc repro"}}, "read": {}}, age_s=5)
+    said = []
+    assert release_txn.rollback(repo, release_txn.dead(repo)[0], log=said.append) == "rolled back"
+    assert _tree(repo) == before
+    assert releases.load_state(state) == {"models": {}}, "it existed before, empty: it stays, empty"
+    assert said[0] == f"released DVC's locks of the dead run's dvc (pid {2 ** 22 + 7})"
+    assert said[-1] == f"rolled back the unfinished release acme/rm-a@{'a' * 40} (3 files restored)"
+    (repo / "params.yaml").write_text("the user's edit after the recovery\n")
+    assert release_txn.rollback(repo, release_txn.load(repo, j.path), log=said.append) == "rolled back"
+    assert (repo / "params.yaml").read_text() == "the user's edit after the recovery\n", "rolled back once only"
+
+
+def test_a_new_rms_stale_output_the_run_rewrote_does_not_survive_the_rollback(repo):
+    """An output of the new RM's name that was there before (left by an RM of that name removed from params) and
+    that the run rewrote: no lock entry restores it, so it goes (a half-written result never stays)."""
+    (repo / "data/scores").mkdir()
+    stale = repo / "data/scores/rm-a.parquet"
+    stale.write_text("left by an earlier rm-a")
+    with release_txn.Journal(repo, RELEASE, "rm-a", {"kind": "seq-cls"}) as j:
+        j.prepare()
+        stale.write_text("half written by the killed run")
+    assert release_txn.rollback(repo, release_txn.dead(repo)[0], log=lambda line: None) == "rolled back"
+    assert not stale.exists()
+
+
+def test_dvcs_hardlink_lock_guards_the_rwlock_edit_when_the_repo_uses_it(repo):
+    """With core.hardlink_lock (NFS), DVC guards its rwlock with a hardlink lock, not a flock: the cleanup must take
+    the same kind, so a DVC holding it is waited for, not raced (here: it gives up and says so)."""
+    from dvc.lock import make_lock
+    from dvc.rwlock import RWLOCK_LOCK
+
+    subprocess.run([DVC, "config", "core.hardlink_lock", "true"], cwd=repo, check=True, capture_output=True)
+    lock = {"write": {"data/x": {"pid": 2 ** 22 + 7, "cmd": "dvc repro"}}, "read": {}}
+    path = _rwlock(repo, lock, age_s=5)
+    said = []
+    with make_lock(str(path.parent / RWLOCK_LOCK), tmp_dir=str(path.parent), hardlink_lock=True):
+        release_txn._free_dvc_rwlock(repo, log=said.append)
+    assert json.loads(path.read_text()) == lock, "not edited under another's lock"
+    assert len(said) == 1 and said[0].startswith("could not release DVC's locks of the dead run: ")
+    release_txn._free_dvc_rwlock(repo, log=said.append)
+    assert json.loads(path.read_text()) == {"write": {}, "read": {}}, "free again: the dead entry goes"

@@ -186,8 +186,10 @@ def rollback(root, j: Journal, log=print) -> str:
     after = gitops.snapshot(root)
     paths = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     staged = [p for p in gitops.git(root, "diff", "--cached", "--name-only", "-z").split("\0") if p]
-    if staged and head:
-        gitops.git(root, "reset", "-q", head, "--", *staged)   # what `git add` staged of the run's files
+    if staged and head:   # what `git add` staged of the run's files
+        gitops.git(root, "reset", "-q", head, "--", *staged)
+    elif staged:          # no commit to reset to yet: unstage
+        gitops.git(root, "rm", "-q", "--cached", "--ignore-unmatch", "--", *staged)
     backed = set(j.data.get("backed_up") or [])
     for p in paths:
         dst = root / p
