@@ -139,10 +139,10 @@ def test_the_record_of_a_known_rm_is_put_back_and_a_new_ones_removed(repo):
     releases.save_state({"models": {"acme/other": other, RELEASE.model: {**other, "status": "scored"}}}, path)
     j = release_txn.Journal(repo, RELEASE, "rm-a", {})
     j.data["prior_record"] = None
-    release_txn._restore_record(repo, j)
+    release_txn._restore_record(repo, j, existed=True)
     assert releases.load_state(path)["models"] == {"acme/other": other}, "a new release: its record goes, others stay"
     j.data["prior_record"] = {**other, "revision": "old"}
-    release_txn._restore_record(repo, j)
+    release_txn._restore_record(repo, j, existed=True)
     assert releases.load_state(path)["models"][RELEASE.model]["revision"] == "old"
     releases.save_state({"models": {RELEASE.model: other}}, path)
     j.data["prior_record"] = None
@@ -251,7 +251,7 @@ def test_a_new_rms_outputs_go_in_every_stage_fanned_over_scoring_rms_and_nothing
                 made[p] = (stage, rm)
     release_txn._remove_rm_outputs(repo, "rm-a")
     for p, (stage, rm) in made.items():
-        fanned = getattr(stage, "foreach", "scoring.rms") == "scoring.rms"
+        fanned = stage.foreach == "scoring.rms"
         assert (repo / p).exists() == (rm != "rm-a" or not fanned), (stage.name, p)
     assert any((repo / p).is_dir() for p, (s, rm) in made.items() if rm == "rm-b" and s.name == "bon_score")
 
@@ -267,12 +267,12 @@ def test_the_record_file_is_rebuilt_from_the_journal_when_torn_or_gone_and_kept_
     release_txn._restore_record(repo, j, existed=False)
     assert releases.load_state(path)["models"] == {RELEASE.model: prior}, "made again, folders and all"
     path.write_text("{ torn")                          # by hand: it is written atomically
-    release_txn._restore_record(repo, j)
+    release_txn._restore_record(repo, j, existed=True)
     assert releases.load_state(path)["models"] == {RELEASE.model: prior}, "a torn file: the journal's record"
     path.write_text("{ torn")
     j.data["prior_record"] = None
-    release_txn._restore_record(repo, j)
-    assert releases.load_state(path)["models"] == {}, "it existed: it stays, empty"
+    release_txn._restore_record(repo, j, existed=True)
+    assert path.exists() and releases.load_state(path)["models"] == {}, "it existed: it stays, empty"
     other = {**prior, "rm": "other"}
     releases.save_state({"models": {"acme/other": other, RELEASE.model: prior}}, path)
     release_txn._restore_record(repo, j, existed=False)

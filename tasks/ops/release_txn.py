@@ -261,7 +261,7 @@ def _free_dvc_rwlock(root: Path, log=print) -> None:
         log(f"released DVC's locks of the dead run's dvc (pid {', '.join(map(str, sorted(dead)))})")
 
 
-def _restore_record(root, j: Journal, existed: bool = True) -> None:
+def _restore_record(root, j: Journal, existed: bool) -> None:
     """registered.json: this release's record as it was; other runs' records (a watcher's) kept."""
     import fcntl as f
 
@@ -288,10 +288,10 @@ def _remove_rm_outputs(root, name: str) -> None:
     from tasks.core.stage_table import TABLE
 
     for stage in TABLE:   # the stages fanned out over scoring.rms (not those over another group)
-        if stage.per_rm and getattr(stage, "foreach", "scoring.rms") == "scoring.rms":
+        if stage.per_rm and stage.foreach == "scoring.rms":
             for p in stage.out(name).values():
                 target = Path(root) / p
                 if target.is_dir():
-                    shutil.rmtree(target, ignore_errors=True)
+                    shutil.rmtree(target)   # a folder that will not go fails the recovery: retried at the next start
                 elif target.exists():
                     target.unlink()

@@ -35,9 +35,11 @@ def load_published(names: list[str], folders: dict, strategy: str) -> dict[str, 
         side = Side(f"{name}{SUFFIX}", "published")
         for rm in sorted({r["rm"] for r in rows}):
             mine = [r for r in rows if r["rm"] == rm and r["strategy"] == use]
+            if not mine:   # not scored under the strategy the others were: no number, not another strategy's
+                continue
             bench = get(mine[0]["source"])
             pub = bench.metrics(mine, "strict")
-            side.rule = pub.get("rule", "")
+            side.rule = pub["rule"]   # every importer's metrics names its publisher's rule
             if pub.get("score") is not None:
                 side.fixed[rm] = float(pub["score"])
             side.kinds[rm] = mine[0]["rm_kind"]
@@ -46,9 +48,6 @@ def load_published(names: list[str], folders: dict, strategy: str) -> dict[str, 
 
 
 def label(side: Side) -> str:
-    """What a benchmark's number in the correlation is: the publisher's rule, prbench's list-wise, ..."""
-    if side.source == "published":
-        return f"published: {side.rule}"
-    if side.source == "bench_scores":
-        return LISTWISE
-    return "prbench" if side.source == "scores" else "external table"
+    """How an other benchmark's number (a `bench_scores` or `published` side: stage.LABELLED) was scored: its
+    publisher's rule or prbench's list-wise one."""
+    return f"published: {side.rule}" if side.source == "published" else LISTWISE
