@@ -1,0 +1,55 @@
+"""What the pairwise importers keep from a file (generic, ppe-human): each item's id as the file gives it, its
+subset from the file (`subset`; PPE's `language`) or "all" where the row has none, PPE's ties left out and counted
+twice over (the count restarts per load), and the published metrics naming their rule. Read off the fixtures and
+small files written here."""
+from __future__ import annotations
+
+import json
+
+from tasks.stages.benchmarks import scoring
+from tests.conftest import ROOT
+
+F = ROOT / "data" / "benchmarks" / "fixtures"
+
+
+def _lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _write(tmp_path, name, rows):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_generic_keeps_ids_and_subsets_and_all_where_none(tmp_path):
+    rows = _lines(F / "generic.jsonl")
+    _, items = scoring.load("generic", {"source": "generic", "path": str(F / "generic.jsonl")})
+    assert [(i.id, i.subset) for i in items] == [(str(r["id"]), r["subset"]) for r in rows]
+    bare = _write(tmp_path, "generic.jsonl", [{k: v for k, v in r.items() if k != "subset"} for r in rows])
+    _, items = scoring.load("generic", {"source": "generic", "path": str(bare)})
+    assert {i.subset for i in items} == {"all"}
+
+
+def test_ppe_keeps_ids_and_languages_drops_and_counts_ties(tmp_path):
+    rows = _lines(F / "ppe-human.jsonl")
+    bench, items = scoring.load("ppe-human", {"source": "ppe-human", "path": str(F / "ppe-human.jsonl")})
+    kept = [r for r in rows if not r["winner"].startswith("tie")]
+    assert [(i.id, i.subset) for i in items] == [(r["question_id"], r["language"]) for r in kept]
+    ties = len(rows) - len(kept)
+    assert ties >= 1 and bench.metrics([], "strict")["ties_dropped"] == ties
+    bench, _ = scoring.load("ppe-human", {"source": "ppe-human", "path": str(F / "ppe-human.jsonl")})
+    assert bench.metrics([], "strict")["ties_dropped"] == ties, "counted per load, not carried over"
+    assert bench.metrics([], "strict")["rule"] == bench.rule and bench.rule.startswith("pairwise accuracy with ties dropped")
+    extra = _write(tmp_path, "ppe.jsonl", [*rows, {**rows[2], "question_id": "q9", "winner": "tie (bothbad)"}])
+    bench, _ = scoring.load("ppe-human", {"source": "ppe-human", "path": str(extra)})
+    assert bench.metrics([], "strict")["ties_dropped"] == ties + 1
+    bare = _write(tmp_path, "ppe2.jsonl", [{k: v for k, v in r.items() if k != "language"} for r in kept])
+    _, items = scoring.load("ppe-human", {"source": "ppe-human", "path": str(bare)})
+    assert {i.subset for i in items} == {"all"}
+
+
+def test_ppe_metrics_before_any_load_count_no_ties():
+    from tasks.stages.benchmarks.ppe_human import PpeHuman
+
+    assert PpeHuman().metrics([], "strict")["ties_dropped"] == 0, "nothing loaded: none dropped (not unknown)"
