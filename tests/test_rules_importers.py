@@ -53,3 +53,38 @@ def test_ppe_metrics_before_any_load_count_no_ties():
     from tasks.stages.benchmarks.ppe_human import PpeHuman
 
     assert PpeHuman().metrics([], "strict")["ties_dropped"] == 0, "nothing loaded: none dropped (not unknown)"
+
+
+def _rmb(subset, correct, incorrect):
+    return {"subset": subset, "method": "pointwise", "scores_correct": correct, "scores_incorrect": incorrect}
+
+
+def test_rm_bench_official_numbers_by_hand():
+    """RM-Bench's 3x3 matrix per domain (chosen style i beats rejected style j), averaged over the domain's items;
+    hard = above the diagonal / 3, normal = the diagonal's mean, easy = below / 3; a domain with no item (math,
+    code here) is left out, not the end of the list."""
+    from tasks.stages.benchmarks.rm_bench import RmBench, official
+
+    rows = [_rmb("chat", [3.0, 2.0, 1.0], [2.5, 1.5, 0.5]),      # [[1,1,1],[0,1,1],[0,0,1]]
+            _rmb("chat", [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]),      # zeros: the chat mean is half the first
+            _rmb("safety-refuse", [1.0, 1.0, 1.0], [0.0, 0.0, 0.0])]   # ones
+    got = official(rows, "the rule")
+    # chat: hard 1.5/3 = 0.5, normal 0.5, easy 0 -> 1/3; safety: 1, 1, 1 -> 1
+    assert got == {"rule": "the rule", "score": round((1 / 3 + 1) / 2, 4), "easy": 0.5, "normal": 0.75, "hard": 0.75,
+                   "domains": {"chat": 0.3333, "safety": 1.0}}
+    assert official([_rmb("math", [1.0, None, 1.0], [0.0, 0.0, 0.0])], "r") == {"rule": "r", "score": None}
+    assert RmBench().metrics(rows, "strict")["rule"] == RmBench.rule
+
+
+def test_rm_bench_keeps_ids_and_wants_three_styles(tmp_path):
+    from tasks.core.errors import DataError
+    import pytest
+
+    rows = json.loads((F / "rm-bench.json").read_text())
+    _, items = scoring.load("rm-bench", {"source": "rm-bench", "path": str(F / "rm-bench.json")})
+    assert [(i.id, i.subset) for i in items] == [(r["id"], r["domain"]) for r in rows]
+    rows[0]["chosen"] = rows[0]["chosen"][:2]
+    path = tmp_path / "rm-bench.json"
+    path.write_text(json.dumps(rows))
+    with pytest.raises(DataError, match="field 'chosen'"):
+        scoring.load("rm-bench", {"source": "rm-bench", "path": str(path)})
