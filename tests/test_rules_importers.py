@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from tasks.core.errors import DataError
 from tasks.stages.benchmarks import scoring
 from tests.conftest import ROOT
 
@@ -77,9 +80,6 @@ def test_rm_bench_official_numbers_by_hand():
 
 
 def test_rm_bench_keeps_ids_and_wants_three_styles(tmp_path):
-    from tasks.core.errors import DataError
-    import pytest
-
     rows = json.loads((F / "rm-bench.json").read_text())
     _, items = scoring.load("rm-bench", {"source": "rm-bench", "path": str(F / "rm-bench.json")})
     assert [(i.id, i.subset) for i in items] == [(r["id"], r["domain"]) for r in rows]

@@ -497,3 +497,31 @@ def test_dvcs_hardlink_lock_guards_the_rwlock_edit_when_the_repo_uses_it(repo):
     assert len(said) == 1 and said[0].startswith("could not release DVC's locks of the dead run: ")
     release_txn._free_dvc_rwlock(repo, log=said.append)
     assert json.loads(path.read_text()) == {"write": {}, "read": {}}, "free again: the dead entry goes"
+
+
+def test_an_output_folder_that_will_not_go_fails_the_recovery_and_it_is_tried_again(repo, monkeypatch):
+    """Rollback never leaves a new RM's partial output silently: a folder it cannot remove fails the recovery,
+    the journal stays unfinished, and the next start rolls back again."""
+    from tasks.core.stage_table import TABLE
+
+    stage = next(s for s in TABLE if s.name == "bon_score")
+    assert stage.per_rm and stage.foreach == "scoring.rms"
+    folder = repo / stage.out("rm-a")["scores"]   # a partitioned dataset: a folder
+    with release_txn.Journal(repo, RELEASE, "rm-a", {"kind": "seq-cls"}) as j:
+        j.prepare()
+        folder.mkdir(parents=True)
+        (folder / "part-0").write_text("partial")
+
+    import os
+
+    def refuse(path, *args, **kwargs):   # e.g. a folder on a read-only mount, or held open on NFS
+        raise PermissionError(f"cannot remove {path}")
+
+    monkeypatch.setattr(os, "rmdir", refuse)   # the last step of shutil.rmtree
+    with pytest.raises(PermissionError):
+        release_txn.rollback(repo, release_txn.dead(repo)[0], log=lambda line: None)
+    monkeypatch.undo()
+    again = release_txn.dead(repo)
+    assert [d.id for d in again] == [j.id] and again[0].data["phase"] == "edit", "unfinished: tried again"
+    assert release_txn.rollback(repo, again[0], log=lambda line: None) == "rolled back"
+    assert not folder.exists()

@@ -21,8 +21,11 @@ from tests.tools.mutation_score import NOT_RUN, KILLED, results  # noqa: E402
 
 def recheck(mutant: str, tests: list[str]) -> bool:
     env = {**os.environ, "MUTANT_UNDER_TEST": mutant, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
-                           *tests], cwd=ROOT / "mutants", env=env, capture_output=True, timeout=600)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
+                               *tests], cwd=ROOT / "mutants", env=env, capture_output=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return True   # as mutmut counts it: a mutant that hangs the tests is noticed
     return proc.returncode != 0
 
 
