@@ -1,41 +1,59 @@
 """Re-run the survivors of a `mutmut run` against test files written since, without a new mutmut pass (whose
 stats pass alone takes minutes): each mutant is switched on the way mutmut does it (MUTANT_UNDER_TEST in the
 mutants/ copy) and the files run with -x; a failing run kills it. Prints "<mutant> killed|survived" per line.
+The tests are imported once and each mutant runs in a fork of that process (as mutmut does), so a mutant costs
+the tests' own time, not an interpreter start; a fork past TIMEOUT_S counts as killed.
 
     python tests/tools/mutation_recheck.py 'tasks.ops.report.fmt' tests/test_rules_fmt.py [more test files]
 
 The tests must be in mutants/tests too (copied here first). A later `make mutate` gives the score of record."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-import subprocess
+import signal
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from tests.tools.mutation_score import NOT_RUN, KILLED, results  # noqa: E402
 
 
+TIMEOUT_S = 600
+ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
+
+
 def recheck(mutant: str, tests: list[str]) -> bool:
-    env = {**os.environ, "MUTANT_UNDER_TEST": mutant, "HF_HUB_OFFLINE": "1"}
-    try:
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
-                               *tests], cwd=ROOT / "mutants", env=env, capture_output=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        return True   # as mutmut counts it: a mutant that hangs the tests is noticed
-    return proc.returncode != 0
+    pid = os.fork()
+    if pid == 0:   # the child: this mutant on, the tests run, the verdict as the exit code
+        os.environ["MUTANT_UNDER_TEST"] = mutant
+        signal.alarm(TIMEOUT_S)   # as mutmut counts it: a mutant that hangs the tests is noticed
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1), os.dup2(devnull, 2)
+        os._exit(1 if pytest.main([*ARGS, *tests]) else 0)
+    return os.waitpid(pid, 0)[1] != 0
+
+
+def _preload(tests: list[str]) -> None:
+    """Import the tests and everything they import (the mutants/ copy of tasks) in this process, to fork from."""
+    os.chdir(ROOT / "mutants")
+    sys.path.insert(0, str(ROOT / "mutants"))
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+        pytest.main([*ARGS, "--collect-only", *tests])
 
 
 def main(prefix: str, tests: list[str]) -> None:
     for t in tests:
         shutil.copy2(ROOT / t, ROOT / "mutants" / t)
     alive = sorted(m for m, s in results().items() if m.startswith(prefix + ".") and s not in KILLED | NOT_RUN)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for mutant, killed in zip(alive, pool.map(lambda m: recheck(m, tests), alive)):
-            print(f"{mutant} {'killed' if killed else 'survived'}", flush=True)
+    _preload(tests)
+    for mutant in alive:
+        print(f"{mutant} {'killed' if recheck(mutant, tests) else 'survived'}", flush=True)
 
 
 if __name__ == "__main__":
