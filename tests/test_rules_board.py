@@ -142,7 +142,8 @@ def test_the_counts_fall_back_to_the_table_where_the_metrics_lack_them():
 
 @pytest.mark.parametrize("acc, bg, fg", [(None, "#e5e5e5", "#333"), (0.5, "#ffffff", "#111"), (1.0, "#2166ac", "#fff"),
                                          (0.0, "#b2182b", "#fff"), (0.75, "#90b2d6", "#111"),
-                                         (0.25, "#d88c95", "#111"), (0.8, "#7aa3cd", "#fff"), (1.7, "#2166ac", "#fff")])
+                                         (0.25, "#d88c95", "#111"), (0.8, "#7aa3cd", "#fff"), (1.7, "#2166ac", "#fff"),
+                                         (-0.2, "#b2182b", "#fff"), (0.775, "#85abd1", "#111")])
 def test_the_heat_colour_is_red_below_chance_white_at_it_blue_above(acc, bg, fg):
     assert board.heat_colour(acc) == (bg, fg)
 
@@ -245,3 +246,83 @@ def test_the_range_top_is_the_highest_accuracy_not_the_second():
     cell = board._range_cell(rows, "d")
     assert cell["text"] == "10%–90%" and cell["v"] == 0.9
     assert cell["title"] == "null baselines · d: lowest d 10.0%, highest c 90.0%"
+
+
+def test_the_fixed_columns_titles_and_kinds():
+    head = _board()["head"]
+    fixed = [(h["title"], h["numeric"]) for h in head if not h["extra"]]
+    assert fixed == [("RM", False), ("strategy", False), ("micro accuracy [CI]", True), ("within dtype resolution", True),
+                     ("macro accuracy [CI]", True), ("pairs", True), ("ties", True), ("invalid", True),
+                     ("truncated", True), ("position bias", True), ("vs next RM [p (Holm)]", True),
+                     ("vs chance [p (Holm)]", True)]
+
+
+def test_the_metrics_entry_wins_over_the_table_for_the_dtype_resolution():
+    rows = [_micro("a", "none", 0.5, score_dtype="float32", within_resolution=9)]
+    metrics = {"rms": {"a": {"none": {"score_dtype": "bfloat16", "within_resolution": 2}}}}
+    cells = board.leaderboard(rows, list(rows[0]), metrics)["rows"][0]["cells"]
+    assert cells[3]["text"] == "decided within bfloat16 resolution: 2" and cells[3]["v"] == 2
+
+
+def test_an_untested_cell_sorts_as_empty():
+    lb = _board()
+    assert _row(lb, "beta", "none")["vs_next"]["v"] == "" and _row(lb, "coin", "none")["vs_chance"]["v"] == ""
+
+
+def test_above_the_cap_a_scored_zero_is_kept_before_an_unscored_rm():
+    rows = [_micro(f"r{i:02d}", "none", 0.6) for i in range(board.MAX_RMS_SHOWN - 1)]
+    rows += [_micro("a-unscored", "none", None), _micro("b-zero", "none", 0.0)]
+    (hm,) = board.heatmaps(rows, "none")
+    assert "b-zero" in hm["rms"] and "a-unscored" not in hm["rms"]
+
+
+def test_a_heatmap_row_has_one_cell_per_rm_shown_and_no_range_without_nulls():
+    (hm,) = board.heatmaps(_grid_rows(board.MAX_RMS_SHOWN + 2), "none")
+    assert hm["nulls"] == 0 and all(len(g["cells"]) == board.MAX_RMS_SHOWN for g in hm["grid"])
+
+
+def test_a_strategy_whose_rows_are_evaluation_only_is_labelled_upper_bound_in_the_heatmap():
+    rows = [{**_micro("a", "gold-rubric", 0.9), "evaluation_only": True}, _micro("a", "none", 0.6)]
+    labels = {h["strategy"]: h["label"] for h in board.heatmaps(rows, "none")}
+    assert labels == {"gold-rubric": "gold-rubric (upper bound)", "none": "none"}
+
+
+def test_each_column_help_as_the_page_shows_it_on_hover():
+    helps = {h["key"]: h["help"] for h in _board()["head"] if h["help"]}
+    assert helps == {
+        "micro": "all counted pairs; bootstrap CI",
+        "resolution": "decided pairs whose margin is within 8 ulps of the scores in the dtype they were computed in: "
+                      "precision alone could flip them (docs/statistics.md)",
+        "macro": "mean of the domains",
+        "position_bias": "share of pairs where a pairwise judge changed its verdict with the A/B order",
+        "vs_next": "paired test against the RM ranked next (same pairs)",
+        "vs_chance": "one-sided binomial test against a coin flip, Holm over the strategy's contestants",
+        "extra_flag": "added by the leaderboard stage", "seed_note": "added by the leaderboard stage"}
+
+
+def test_an_evaluation_only_flag_from_the_metrics_or_the_table_marks_the_strategy_upper_bound():
+    rows = [{**_micro("a", "gold-rubric", 0.9), "evaluation_only": True}, _micro("b", "planner", 0.5)]
+    metrics = {"rms": {"c": {"from-metrics": {"evaluation_only": True}}, "b": {"oracle": {}}},
+               "split": "test", "labels": {"a": "A"}}
+    lb = board.leaderboard(rows, [], metrics)
+    by = {(r["rm"], r["strategy"]): r for r in lb["rows"]}
+    assert by[("a", "gold-rubric")]["cells"][1]["text"] == "gold-rubric (upper bound)"
+    assert by[("a", "gold-rubric")]["evaluation_only"] is True
+    assert by[("c", "from-metrics")]["cells"][1]["text"] == "from-metrics (upper bound)"
+    assert by[("b", "planner")]["cells"][1]["text"] == "planner" and by[("b", "planner")]["evaluation_only"] is False
+    assert [s["value"] for s in lb["strategies"]] == ["planner", "oracle", "from-metrics", "gold-rubric"]
+    assert (lb["split"], lb["labels"]) == ("test", {"a": "A"})
+    assert board.leaderboard(rows, [], {})["labels"] == {}
+
+
+def test_a_row_sorts_by_the_plain_names_and_numbers():
+    alpha = _row(_board(), "alpha", "none")
+    assert (alpha["rm"]["v"], alpha["strategy"]["v"], alpha["position_bias"]["v"]) == ("alpha", "none", 0.125)
+    coin = _row(_board(), "coin", "none")
+    assert coin["rm"]["v"] == "coin", "the role is shown, not sorted on"
+    assert _row(_board(), "beta", "oracle")["strategy"]["v"] == "oracle", "the label is shown, not sorted on"
+
+
+def test_a_count_within_resolution_without_its_dtype_is_not_shown():
+    cells = board.leaderboard([_micro("a", "none", 0.5, within_resolution=3)], ["within_resolution"], {})["rows"][0]["cells"]
+    assert cells[3]["text"] == "n/a"

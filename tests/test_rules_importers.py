@@ -88,3 +88,42 @@ def test_rm_bench_keeps_ids_and_wants_three_styles(tmp_path):
     path.write_text(json.dumps(rows))
     with pytest.raises(DataError, match="field 'chosen'"):
         scoring.load("rm-bench", {"source": "rm-bench", "path": str(path)})
+
+
+# --- personalised (ours): test files only, the domain from the config, the profile cut as the scorer reads it ---
+
+def _pers_row(i, **edit):
+    row = _lines(F / "personalised.jsonl")[0]
+    return {**row, "id": f"q{i}", **edit}
+
+
+def test_personalised_reads_the_test_files_with_their_domain_and_all_for_a_bare_file(tmp_path):
+    folder = tmp_path / "lamp"
+    folder.mkdir()
+    _write(folder, "Art_and_Entertainment_test.jsonl", [_pers_row(1)])
+    _write(folder, "Art_and_Entertainment_train.jsonl", [_pers_row(2)])
+    _write(folder, "Society_and_Culture_test.jsonl", [_pers_row(3)])
+    _, items = scoring.load("personalised", {"source": "personalised", "path": str(folder)})
+    assert sorted((i.id, i.subset) for i in items) == [("q1", "Art_and_Entertainment"), ("q3", "Society_and_Culture")]
+    bare = _write(tmp_path, "mine.jsonl", [_pers_row(4)])
+    _, items = scoring.load("personalised", {"source": "personalised", "path": str(bare)})
+    assert [(i.id, i.subset, i.prompt) for i in items] == [("q4", "all", _pers_row(4)["question"])]
+    assert (items[0].correct, items[0].incorrect) == ((_pers_row(4)["chosen"],), (_pers_row(4)["rejected"],))
+
+
+def test_personalised_keeps_ten_posts_of_sixty_words_marking_a_cut(tmp_path):
+    long, exact = " ".join(f"w{i}" for i in range(61)), " ".join(f"w{i}" for i in range(60))
+    posts = [{"category": "c", "id": f"p{i}", "text": long if i == 0 else exact if i == 1 else "short"} for i in range(12)]
+    path = _write(tmp_path, "p.jsonl", [_pers_row(1, profile=posts)])
+    _, (item,) = scoring.load("personalised", {"source": "personalised", "path": str(path)})
+    assert len(item.profile) == 10
+    assert item.profile[0] == "(c) " + exact + " …" and item.profile[1] == "(c) " + exact
+    assert item.profile[2] == "(c) short"
+
+
+def test_personalised_refuses_a_row_without_its_pair_naming_the_field(tmp_path):
+    path = _write(tmp_path, "p.jsonl", [_pers_row(1), {k: v for k, v in _pers_row(2).items() if k != "rejected"}])
+    with pytest.raises(DataError) as exc:
+        scoring.load("personalised", {"source": "personalised", "path": str(path)})
+    assert str(exc.value).startswith(f"{path}: row 1") and "field 'rejected'" in str(exc.value)
+    assert "missing" in str(exc.value) or "empty" in str(exc.value)

@@ -4,7 +4,7 @@ mutants/ copy) and the files run with -x; a failing run kills it. Prints "<mutan
 The tests are imported once and each mutant runs in a fork of that process (as mutmut does), so a mutant costs
 the tests' own time, not an interpreter start; a fork past TIMEOUT_S counts as killed.
 
-    python tests/tools/mutation_recheck.py 'tasks.ops.report.fmt' tests/test_rules_fmt.py [more test files]
+    python tests/tools/mutation_recheck.py 'tasks.ops.report.fmt' tests/test_rules_fmt.py [more test files] [--every]
 
 The tests must be in mutants/tests too (copied here first). A later `make mutate` gives the score of record."""
 from __future__ import annotations
@@ -47,14 +47,18 @@ def _preload(tests: list[str]) -> None:
         pytest.main([*ARGS, "--collect-only", *tests])
 
 
-def main(prefix: str, tests: list[str]) -> None:
+def main(prefix: str, tests: list[str], every: bool = False) -> None:
+    """every: each mutant of the module not yet killed, run or not (a module mutmut has generated but not run)."""
     for t in tests:
         shutil.copy2(ROOT / t, ROOT / "mutants" / t)
-    alive = sorted(m for m, s in results().items() if m.startswith(prefix + ".") and s not in KILLED | NOT_RUN)
+    skip = KILLED if every else KILLED | NOT_RUN
+    alive = sorted(m for m, s in results().items() if m.startswith(prefix + ".") and s not in skip)
     _preload(tests)
     for mutant in alive:
         print(f"{mutant} {'killed' if recheck(mutant, tests) else 'survived'}", flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    every = "--every" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--every"]
+    main(args[0], args[1:], every)
