@@ -103,8 +103,9 @@ def test_personalised_reads_the_test_files_with_their_domain_and_all_for_a_bare_
     _write(folder, "Art_and_Entertainment_test.jsonl", [_pers_row(1)])
     _write(folder, "Art_and_Entertainment_train.jsonl", [_pers_row(2)])
     _write(folder, "Society_and_Culture_test.jsonl", [_pers_row(3)])
-    _, items = scoring.load("personalised", {"source": "personalised", "path": str(folder)})
+    bench, items = scoring.load("personalised", {"source": "personalised", "path": str(folder)})
     assert sorted((i.id, i.subset) for i in items) == [("q1", "Art_and_Entertainment"), ("q3", "Society_and_Culture")]
+    assert bench.metrics([], "strict")["rule"] == bench.rule and "the authors' release" in bench.rule
     bare = _write(tmp_path, "mine.jsonl", [_pers_row(4)])
     _, items = scoring.load("personalised", {"source": "personalised", "path": str(bare)})
     assert [(i.id, i.subset, i.prompt) for i in items] == [("q4", "all", _pers_row(4)["question"])]
@@ -127,3 +128,136 @@ def test_personalised_refuses_a_row_without_its_pair_naming_the_field(tmp_path):
         scoring.load("personalised", {"source": "personalised", "path": str(path)})
     assert str(exc.value).startswith(f"{path}: row 1") and "field 'rejected'" in str(exc.value)
     assert "missing" in str(exc.value) or "empty" in str(exc.value)
+
+
+# --- personal-rewardbench (SynthesizeMe): the test rows are the benchmark, the user's own train/val rows the profile ---
+
+def _prb(user, split, prompt="p", chosen="c", rejected="r", **extra):
+    return {"user_id": user, "split": split, "prompt": prompt, "chosen": chosen, "rejected": rejected, **extra}
+
+
+def _prb_load(tmp_path, rows):
+    path = _write(tmp_path, "prb.jsonl", rows)
+    return path, scoring.load("personal-rewardbench", {"source": "personal-rewardbench", "path": str(path)})[1]
+
+
+def test_personal_rewardbench_profiles_are_the_users_own_history_clipped_at_forty_words(tmp_path):
+    forty, more = " ".join(f"w{i}" for i in range(40)), " ".join(f"w{i}" for i in range(41))
+    rows = [_prb("u1", "train", prompt=more, chosen=forty, rejected="no"), _prb("u2", "train", prompt="other user"),
+            _prb("u1", "val", prompt="second"), _prb("u1", "validation", prompt="third"),
+            _prb("u1", "test", prompt="asked", chosen="yes", rejected="no"), _prb("u2", "test"), _prb("u3", "test")]
+    _, items = _prb_load(tmp_path, rows)
+    assert [i.id for i in items] == ["u1:4", "u2:5", "u3:6"]
+    u1 = items[0]
+    assert (u1.prompt, u1.correct, u1.incorrect, u1.subset) == ("asked", ("yes",), ("no",), "all")
+    assert u1.profile == (f"Asked: {forty} … | preferred: {forty} | over: no",
+                          "Asked: second | preferred: c | over: r", "Asked: third | preferred: c | over: r")
+    assert items[1].profile == ("Asked: other user | preferred: c | over: r",) and items[2].profile == ()
+
+
+def test_personal_rewardbench_joins_a_conversation_prompt_by_role(tmp_path):
+    turns = [{"role": "user", "content": "hi"}, {"content": "and then?"}, {"role": "assistant", "content": "ok"}]
+    rows = [{k: v for k, v in _prb("u", "test").items() if k != "prompt"} | {"context": turns},
+            _prb("u", "test", prompt=[{"role": "user", "content": "only"}])]
+    _, items = _prb_load(tmp_path, rows)
+    assert items[0].prompt == "user: hi\nuser: and then?\nassistant: ok" and items[1].prompt == "only"
+
+
+@pytest.mark.parametrize("edit, field, says", [
+    ({"prompt": [{"role": "user", "content": "a"}, {"role": "user"}]}, "prompt[1]", "expected a message {role, content}"),
+    ({"prompt": ["plain"]}, "prompt[0]", "expected a message {role, content}"),
+    ({"prompt": []}, "prompt", "expected a string or a list of messages"),
+    ({"prompt": None}, "prompt", "missing"),
+    ({"split": "dev"}, "split", "expected train, val or test, got 'dev'"),
+])
+def test_personal_rewardbench_names_the_field_of_a_bad_row(tmp_path, edit, field, says):
+    rows = [_prb("u", "train"), {**_prb("u", "test"), **edit}]
+    with pytest.raises(DataError) as exc:
+        _prb_load(tmp_path, rows)
+    assert str(exc.value).startswith(f"{tmp_path / 'prb.jsonl'}: row 1") and f"field '{field}'" in str(exc.value)
+    assert says in str(exc.value)
+
+
+def test_personal_rewardbench_a_bad_context_names_the_context_field(tmp_path):
+    row = {k: v for k, v in _prb("u", "test").items() if k != "prompt"} | {"context": [{"role": "user", "content": 3}]}
+    with pytest.raises(DataError, match=r"field 'context\[0\]'"):
+        _prb_load(tmp_path, [row])
+
+
+# --- prism: best-of-k from the opening turn's ratings, the survey as profile ----------------------------------
+
+def _turn(role, content, score=None, turn=0):
+    return {"turn": turn, "role": role, "content": content, **({} if score is None else {"score": score})}
+
+
+def _prism(tmp_path, conversations, survey=None):
+    folder = tmp_path / "prism"
+    folder.mkdir(exist_ok=True)
+    _write(folder, "survey.jsonl", survey or [{"user_id": "u", "self_description": "me"}])
+    _write(folder, "conversations-0000.jsonl", conversations)
+    return scoring.load("prism", {"source": "prism", "path": str(folder)})
+
+
+def _conv(cid, history, **extra):
+    return {"conversation_id": cid, "user_id": "u", "conversation_history": history, **extra}
+
+
+def test_prism_the_top_rated_opening_responses_are_correct_and_the_strictly_lower_incorrect(tmp_path):
+    convs = [_conv("c1", [_turn("user", "q?"), _turn("model", "a", 80), _turn("model", "b", 80.0),
+                          _turn("model", "c", 79), _turn("user", "later", turn=1), _turn("model", "z", 100, turn=1)],
+                   conversation_type="values guided"),
+             _conv("alone", [_turn("user", "q"), _turn("model", "only", 50)]),
+             _conv("alike", [_turn("user", "q"), _turn("model", "x", 50), _turn("model", "y", 50)]),
+             _conv("c2", [_turn("model", "m", 10), _turn("user", "first"), _turn("user", "second"), _turn("model", "n", 90)])]
+    bench, items = _prism(tmp_path, convs)
+    assert [i.id for i in items] == ["c1", "c2"]
+    c1, c2 = items
+    assert (c1.prompt, c1.correct, c1.incorrect, c1.subset) == ("q?", ("a", "b"), ("c",), "values guided")
+    assert (c2.prompt, c2.correct, c2.incorrect, c2.subset) == ("first", ("n",), ("m",), "all")
+    assert c1.meta == {"user_id": "u"} and c1.profile == ("About me: me",)
+    assert bench.metrics([], "strict")["left_out"] == 2, "one response, and all rated alike"
+    assert bench.metrics([], "strict")["rule"] == bench.rule
+
+
+def test_prism_the_survey_becomes_profile_lines_in_a_fixed_order(tmp_path):
+    survey = [{"user_id": "u", "self_description": "teacher", "system_string": "be brief",
+               "stated_prefs": {"safety": 60, "values": 40, "fluency": None, "helpfulness": 0}},
+              {"user_id": "v", "stated_prefs": {"values": 5}}, {"user_id": "w", "system_string": "x", "stated_prefs": {}}]
+    convs = [_conv(c, [_turn("user", "q"), _turn("model", "a", 2), _turn("model", "b", 1)], user_id=u)
+             for c, u in (("c1", "u"), ("c2", "v"), ("c3", "w"))]
+    _, items = _prism(tmp_path, convs, survey)
+    assert items[0].profile == ("About me: teacher", "How an assistant should behave: be brief",
+                                "What matters to me (0-100): values 40, safety 60, helpfulness 0")
+    assert items[1].profile == ("What matters to me (0-100): values 5",)
+    assert items[2].profile == ("How an assistant should behave: x",)
+
+
+@pytest.mark.parametrize("conv, field, says", [
+    (_conv("c", [_turn("user", "q"), _turn("model", "a", 1)], user_id="nobody"), "user_id", "user 'nobody' is not in the survey"),
+    (_conv("c", []), "conversation_history", "expected a non-empty list of turns"),
+    (_conv("c", "text"), "conversation_history", "expected a non-empty list of turns"),
+    (_conv("c", [_turn("user", "q"), "turn"]), "conversation_history[1]", "expected a turn object"),
+    (_conv("c", [_turn("user", "q"), _turn("model", " ", 3)]), "conversation_history[1].content", "expected a non-empty string"),
+    (_conv("c", [_turn("user", "q"), _turn("model", "a", True)]), "conversation_history[1].score", "expected a rating, got True"),
+    (_conv("c", [_turn("user", "q"), _turn("model", "a", "high")]), "conversation_history[1].score", "got 'high'"),
+    (_conv("c", [_turn("user", "q"), _turn("system", "a")]), "conversation_history[1].role", "expected user or model, got 'system'"),
+    (_conv("c", [_turn("model", "a", 1), _turn("model", "b", 2)]), "conversation_history", "no user message in the opening turn"),
+])
+def test_prism_names_the_field_of_a_bad_conversation(tmp_path, conv, field, says):
+    with pytest.raises(DataError) as exc:
+        _prism(tmp_path, [conv])
+    assert f"field '{field}'" in str(exc.value) and says in str(exc.value) and "row 0" in str(exc.value)
+
+
+def test_prism_refuses_a_survey_row_saying_nothing_and_a_folder_without_both_files(tmp_path):
+    conv = _conv("c", [_turn("user", "q"), _turn("model", "a", 2), _turn("model", "b", 1)])
+    with pytest.raises(DataError, match="field 'self_description'.*no self_description, system_string or stated_prefs"):
+        _prism(tmp_path, [conv], [{"user_id": "u", "stated_prefs": {"values": None}}])
+    with pytest.raises(DataError, match="field 'stated_prefs'.*expected an object of ratings, got list"):
+        _prism(tmp_path, [conv], [{"user_id": "u", "stated_prefs": [1]}])
+    from tasks.core.errors import ConfigError
+    only = tmp_path / "only"
+    only.mkdir()
+    _write(only, "conversations.jsonl", [conv])
+    with pytest.raises(ConfigError, match="no survey file under"):
+        scoring.load("prism", {"source": "prism", "path": str(only)})

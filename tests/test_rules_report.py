@@ -267,3 +267,93 @@ def test_the_headline_of_a_small_board_by_hand():
                                                  **{f"n{i}": {"kind": "random"} for i in range(6)}})
     assert many["best"][0]["labelled"] == tied[:5], "five names shown whole"
     assert many["nulls"]["count"] == 6 and many["nulls"]["names"] == [], "more than five: counted, not listed"
+
+
+# --- the other-benchmarks section: the matrix's cells and each benchmark's own board, by hand ------------------
+
+def _matrix_metrics():
+    corr = {"rb2": {"bon": _cell(0.5, 0.2, 0.3), "rl": {**_cell(None, None, None, "too few RMs (n=3 < 5)"), "n_rms": 3}},
+            "personalised": {"bon": _cell(0.9, 0.001, 0.004)},
+            "personalised:worst_domain": {"bon": _cell(0.95, 0.001, 0.001)}}
+    vs = {"personalised vs rb2": {"bon": {METRIC: {"p_value": 0.01, "difference": 0.4, "ci_low": 0.1, "ci_high": 0.7},
+                                          "status": "ok"}}}
+    return {"alpha": 0.05, "correlations": corr, "comparisons": vs,
+            "benchmarks": {"rb2": {"source": "bench_scores"}, "personalised": {"source": "scores"}}}
+
+
+def test_the_matrix_cells_by_hand():
+    got = RB.matrix(_matrix_metrics())
+    assert got["metric"] == METRIC and got["downstreams"] == ["bon", "rl"]
+    assert [r["benchmark"] for r in got["rows"]] == ["personalised", "rb2"], "ours first; no worst_domain row"
+    assert [r["source"] for r in got["rows"]] == ["scores", "bench_scores"]
+    ours, rb2 = got["rows"]
+    assert ours["cells"][0] == {"text": "0.900", "ci": "[0.800, 1.000]", "best": True, "why": "", "vs": "",
+                                "verdict": "significant", "n_rms": 6}
+    assert ours["cells"][1] == {"text": "-", "ci": "", "best": False, "vs": "", "verdict": "", "why": ""}
+    assert rb2["cells"][0] == {"text": "0.500", "ci": "[0.400, 0.600]", "best": False, "why": "",
+                               "vs": "ours - this: 0.400 [0.100, 0.700]", "verdict": "not significant", "n_rms": 6}
+    assert rb2["cells"][1] == {"text": "too few RMs (n=3 < 5)", "ci": "", "best": False, "why": "", "vs": "",
+                               "verdict": "", "n_rms": 3}
+    assert got["starred"] is True
+
+
+def test_the_matrix_verdict_reads_the_raw_p_where_no_holm_and_a_failed_comparison_shows_no_difference():
+    m = _matrix_metrics()
+    m["correlations"]["rb2"]["bon"] = _cell(0.5, 0.01, None)
+    m["comparisons"]["personalised vs rb2"]["bon"]["status"] = "too few RMs"
+    rb2 = RB.matrix(m)["rows"][1]
+    assert rb2["cells"][0]["verdict"] == "significant" and rb2["cells"][0]["vs"] == ""
+
+
+def test_no_matrix_without_correlations():
+    assert RB.matrix(None) is None and RB.matrix({}) is None and RB.matrix({"correlations": {}}) is None
+
+
+def test_a_top_benchmark_without_a_runner_up_is_not_starred_and_says_why():
+    m = {"alpha": 0.05, "correlations": {"personalised": {"bon": _cell(0.9, 0.001, 0.001)}}, "benchmarks": {}}
+    cell = RB.matrix(m)["rows"][0]["cells"][0]
+    assert cell["best"] is False and cell["why"] == "no paired test against None"
+    lead = RB.leaders(m, m["correlations"], ["bon"], METRIC)["bon"]
+    assert (lead["top"], lead["runner_up"], lead["own"], lead["holds"]) == ("personalised", None, "significant", False)
+
+
+def test_a_paired_p_at_the_level_is_not_below_it():
+    corr = {"personalised": {"bon": _cell(0.9, 0.001, 0.01)}, "generic": {"bon": _cell(0.5, 0.3, 0.3)}}
+    m = {"alpha": 0.05, "correlations": corr, "benchmarks": {},
+         "comparisons": {"personalised vs generic": {"bon": {METRIC: {"p_value": 0.05}, "status": "ok"}}}}
+    lead = RB.leaders(m, corr, ["bon"], METRIC)["bon"]
+    assert lead["holds"] is False and lead["why"] == "not shown to beat generic: paired p (Holm) 0.050"
+    corr["personalised"]["bon"] = _cell(0.9, 0.001, None)   # no family adjusted: the raw p decides
+    assert RB.leaders(m, corr, ["bon"], METRIC)["bon"]["own"] == "significant"
+
+
+def _bench_entry(acc, lo=None, hi=None, chance=0.25, **extra):
+    return {"accuracy": acc, "ci": [lo, hi], "chance": chance, "n": 8, "ties": 1, "invalid": 0,
+            "method": ["pointwise"], **extra}
+
+
+def test_each_benchmark_board_by_hand():
+    metrics = {"rb2": {"source": "rewardbench2", "items": 8, "rms": {
+        "a": {"strategies": {"none": _bench_entry(0.25, 0.1, 0.4, published={"rule": "r", "score": 0.3,
+                                                                           "subsets": {"x": 1}, "ties": 2})}},
+        "b": {"strategies": {"none": _bench_entry(0.75, 0.5, 0.9, method=["pointwise", "pairwise-each"]),
+                             "raw_profile": _bench_entry(None)}},
+        "c": {"strategies": {"none": _bench_entry(0.5, 0.3, 0.7)}}}},
+        "aa": {"source": "generic", "items": 2, "rms": {}}}
+    boards = RB.leaderboards(metrics)
+    assert [(b["name"], b["source"], b["items"]) for b in boards] == [("aa", "generic", 2), ("rb2", "rewardbench2", 8)]
+    rows = boards[1]["rows"]
+    assert [(r["rm"], r["strategy"]) for r in rows] == [("b", "none"), ("c", "none"), ("a", "none"), ("b", "raw_profile")]
+    b, c, a, unscored = rows
+    assert b == {"rm": "b", "strategy": "none", "accuracy": "0.750", "ci": "[0.500, 0.900]", "chance": "0.250", "n": 8,
+                 "ties": 1, "invalid": 0, "below_chance": False, "method": "pointwise, pairwise-each", "published": ""}
+    assert a["below_chance"] is True, "at chance counts as not above it"
+    assert a["published"] == "score 0.3, ties 2"
+    assert (unscored["accuracy"], unscored["ci"], unscored["below_chance"]) == ("-", "", False)
+    assert c["below_chance"] is False
+
+
+def test_an_unscored_strategy_sorts_after_a_scored_zero():
+    metrics = {"b": {"source": "s", "items": 1, "rms": {"x": {"strategies": {"none": _bench_entry(None)}},
+                                                        "y": {"strategies": {"none": _bench_entry(0.0)}}}}}
+    assert [r["rm"] for r in RB.leaderboards(metrics)[0]["rows"]] == ["y", "x"]
