@@ -118,6 +118,11 @@ def test_the_printed_table():
     assert lines[2].split()[5:] == [f"{e['chance']:.3f}", str(e["n"]), str(e["ties"]), str(e["invalid"])]
     assert [ln.split()[0] for ln in lines[3:6]] == list(e["subsets"])
     assert lines[6].startswith(f"  published ({bench.rule}): ") and "subsets.Ties 1.0096" in lines[6]
+    pub = {k: v for k, v in e["published"].items() if k != "rule"}
+    flat = [k for k, v in pub.items() if not isinstance(v, dict)] + [f"{k}.{kk}" for k, v in pub.items()
+                                                                     if isinstance(v, dict) for kk in v]
+    shown = [item.rsplit(" ", 1)[0] for item in lines[6][len(f"  published ({bench.rule}): "):].split(", ")]
+    assert sorted(shown) == sorted(flat), "nested numbers by their dotted path, the rule once in brackets"
     assert scoring.format_summary("b", "r", {"tie_policy": "drop", "ci_level": 0.9, "strategies": {"none": {
         **scoring.estimate([_r(False, tie=True)], "drop", 10, 0.9, 0), "method": ["pairwise-each"], "subsets": {},
         "published": {}}}}).splitlines()[2].split()[:4] == ["none", "(all)", "-", "-"]

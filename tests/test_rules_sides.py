@@ -165,19 +165,58 @@ def test_an_external_table_becomes_one_fixed_side_per_name(tmp_path):
 def test_every_problem_of_an_external_table_is_named_at_once(tmp_path):
     bad = _write(tmp_path / "bad.csv", "rm,method,score\n,ppo,1\na,,1\na,bon,1\nb,ppo,x\nc,ppo,inf\nd,ppo,-1\n"
                                        "e,ppo,1\ne,ppo,2\n")
+    gone, txt = str(tmp_path / "gone.csv"), _write(tmp_path / "t.txt", "x")
+    empty = _write(tmp_path / "empty.csv", "rm,method,score\n")
+    cols = _write(tmp_path / "cols.csv", "rm,name\na,b\n")
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"not parquet")
+    after = _write(tmp_path / "after.csv", "rm,method,score\n,ppo,1\n")
     with pytest.raises(DataErrors) as caught:
-        S.load_external("downstream_tables", [bad, str(tmp_path / "gone.csv"), _write(tmp_path / "t.txt", "x"),
-                                              _write(tmp_path / "empty.csv", "rm,method,score\n"),
-                                              _write(tmp_path / "cols.csv", "rm,name\na,b\n")], reserved={"bon"})
-    text = str(caught.value)
-    for want in ["row 0", "field 'rm'", "row 1", "field 'method'", "'bon' is computed by the pipeline", "row 3",
-                 "not a finite number: 'x'", "not a finite number: 'inf'", "must be >= 0 (it is an NDCG gain), got -1.0",
-                 "duplicate (e, ppo); first at", "row 7", "file not found (listed in correlation.downstream_tables)",
-                 "unsupported format '.txt'; use .csv or .parquet", "no rows", "missing column"]:
-        assert want in text, want
-    assert len(caught.value.errors) == 12
+        S.load_external("downstream_tables", [bad, gone, txt, empty, cols, str(broken), after], reserved={"bon"})
+    got = [(e.file, e.row, e.row_id, e.field, e.message) for e in caught.value.errors]
+    assert got[:8] == [
+        (bad, 0, None, "rm", "empty"), (bad, 1, "a", "method", "empty"),
+        (bad, 2, "a", "method", "'bon' is computed by the pipeline; give the external one another name"),
+        (bad, 3, "b", "score", "not a finite number: 'x'"), (bad, 4, "c", "score", "not a finite number: 'inf'"),
+        (bad, 5, "d", "score", "must be >= 0 (it is an NDCG gain), got -1.0"),
+        (bad, 7, "e", "rm", f"duplicate (e, ppo); first at {bad} row 6"),
+        (gone, None, None, None, "file not found (listed in correlation.downstream_tables)")]
+    assert got[8] == (txt, None, None, None, "unsupported format '.txt'; use .csv or .parquet")
+    assert got[9] == (empty, None, None, None, "no rows")
+    assert got[10:12] == [(cols, None, None, "method", "missing column"), (cols, None, None, "score", "missing column")]
+    assert got[12][0] == str(broken) and got[12][4].startswith("unreadable: ")
+    assert got[13] == (after, 0, None, "rm", "empty"), "a file after an unreadable one is still checked"
+    assert len(got) == 14
     negative = _write(tmp_path / "neg.csv", "rm,benchmark,accuracy\na,RB,-0.5\n")
     assert S.load_external("baselines", [negative], set())["RB"].fixed == {"a": -0.5}, "only a gain must be >= 0"
+    missing_value = _write(tmp_path / "none.parquet.csv", "rm,benchmark,accuracy\na,RB,\n")
+    with pytest.raises(DataErrors) as caught:
+        S.load_external("baselines", [missing_value], set())
+    assert [(e.field, e.message) for e in caught.value.errors] == [("accuracy", "not a finite number: ''")]
+
+
+def test_a_missing_value_in_a_parquet_table_reads_as_empty(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    pq.write_table(pa.Table.from_pylist([{"rm": None, "benchmark": "RB", "accuracy": 0.5}]), tmp_path / "n.parquet")
+    with pytest.raises(DataErrors) as caught:
+        S.load_external("baselines", [str(tmp_path / "n.parquet")], set())
+    assert [(e.row, e.field, e.message) for e in caught.value.errors] == [(0, "rm", "empty")]
+
+
+def test_a_side_is_named_after_its_benchmark_and_a_missing_column_names_the_file(tmp_path):
+    folder = tmp_path / "rb2"
+    folder.mkdir()
+    assert S.load_list_benchmarks({"rb2": str(folder)}, P)["rb2"].name == "rb2"
+    table = S.load_external("baselines", [_write(tmp_path / "b.csv", "rm,benchmark,accuracy\na,RB,0.5\n")], set())
+    assert table["RB"].name == "RB"
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    path = tmp_path / "bon.parquet"
+    pq.write_table(pa.Table.from_pylist([{"rm": "a"}]), path)
+    with pytest.raises(DataError) as exc:
+        S.read_downstream(str(path), "bon", "bon", "x", ("rm", "k"))
+    assert exc.value.file == str(path)
 
 
 def test_an_unreadable_external_file_is_named(tmp_path):

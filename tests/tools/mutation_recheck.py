@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from tests.tools.mutation_score import NOT_RUN, KILLED, results  # noqa: E402
 
 
-TIMEOUT_S = 600
+TIMEOUT_S = int(os.environ.get("MUTATION_TIMEOUT_S", "600"))   # a test file slower than this under no mutant: raise it
 ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
 
 
