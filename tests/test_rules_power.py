@@ -220,3 +220,11 @@ def test_analyse_runs_the_capped_design_with_the_defaults_of_power_at(monkeypatc
     assert (calls[-1][0].pairs, calls[-1][0].questions) == (9, PW.CAP)
     assert out["effect_meaning"] == ("share of benchmark pairs on which the good signal alone prefers the chosen answer "
                                      "(0.5 = the labels carry nothing)")
+
+
+def test_every_entry_point_has_the_same_defaults():
+    import inspect
+
+    defaults = [{k: v.default for k, v in inspect.signature(f).parameters.items() if k in ("sims", "flips", "seed")}
+                for f in (PW.simulate, PW.power_at, PW.analyse)]
+    assert defaults == [{"sims": 400, "flips": 199, "seed": 0}] * 3

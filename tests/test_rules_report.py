@@ -357,3 +357,8 @@ def test_an_unscored_strategy_sorts_after_a_scored_zero():
     metrics = {"b": {"source": "s", "items": 1, "rms": {"x": {"strategies": {"none": _bench_entry(None)}},
                                                         "y": {"strategies": {"none": _bench_entry(0.0)}}}}}
     assert [r["rm"] for r in RB.leaderboards(metrics)[0]["rows"]] == ["y", "x"]
+
+
+def test_the_diff_headline_writes_a_missing_value_as_a_dash_and_numbers_to_four_places():
+    assert H._num(None) == "-" and H._num(True) == "True" and H._num("n/a") == "n/a"
+    assert (H._num(0.5), H._num(3), H._num(0.25, True), H._num(-0.25, True)) == ("0.5000", "3.0000", "+0.2500", "-0.2500")

@@ -41,6 +41,15 @@ def test_an_estimate_is_the_mean_credit_with_its_seeded_bootstrap_ci(policy, got
     assert e["ci"][0] < e["accuracy"] < e["ci"][1]
 
 
+def test_the_ci_is_rounded_to_four_places():
+    rows = [_r(i % 3 == 0) for i in range(7)]
+    e = scoring.estimate(rows, "strict", 101, 0.9, 1)
+    means = boot_means(np.asarray([1.0 if i % 3 == 0 else 0.0 for i in range(7)]), stable_rng(1), 101)
+    lo, hi = np.quantile(means, [0.05, 0.95])
+    assert e["ci"] == [round(float(lo), 4), round(float(hi), 4)] and e["accuracy"] == round(3 / 7, 4)
+    assert round(float(lo), 4) != round(float(lo), 5) or round(float(hi), 4) != round(float(hi), 5), "a case where it shows"
+
+
 def test_nothing_counted_has_no_accuracy_and_nothing_scored_no_chance():
     e = scoring.estimate([_r(False, tie=True)], "drop", 100, 0.95, 0)
     assert (e["n"], e["counted"], e["accuracy"], e["ci"]) == (1, 0, None, [None, None]) and e["chance"] == 0.25
@@ -126,6 +135,59 @@ def test_the_printed_table():
     assert scoring.format_summary("b", "r", {"tie_policy": "drop", "ci_level": 0.9, "strategies": {"none": {
         **scoring.estimate([_r(False, tie=True)], "drop", 10, 0.9, 0), "method": ["pairwise-each"], "subsets": {},
         "published": {}}}}).splitlines()[2].split()[:4] == ["none", "(all)", "-", "-"]
-    assert scoring.format_summary("b", "r", {"tie_policy": "drop", "ci_level": 0.9, "strategies": {"none": {
-        **scoring.estimate([_r(False, tie=True)], "drop", 10, 0.9, 0), "method": ["pairwise-each"], "subsets": {},
-        "published": {}}}}).splitlines()[2].endswith("  [pairwise-each]")
+    two = scoring.format_summary("b", "r", {"tie_policy": "drop", "ci_level": 0.9, "strategies": {"none": {
+        **scoring.estimate([_r(True), _r(False)], "drop", 10, 0.9, 0), "method": ["pairwise-each", "pointwise"],
+        "subsets": {}, "published": {"score": 0.5, "n": {"a": 1}}}}}).splitlines()
+    assert two[2].endswith("  [pairwise-each, pointwise]")
+    e2 = scoring.estimate([_r(True), _r(False)], "drop", 10, 0.9, 0)
+    assert f"[{e2['ci'][0]:.3f}, {e2['ci'][1]:.3f}]" in two[2]
+    assert two[3] == "  published (its own rule): score 0.5, n.a 1"
+
+
+def test_scoring_shows_progress_that_reaches_its_total(monkeypatch):
+    seen = []
+
+    class Bar:
+        def __init__(self, **kw):
+            self.kw, self.n = kw, 0
+            seen.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            return False
+
+        def update(self, n):
+            self.n += n
+
+    monkeypatch.setattr(scoring, "progress_bar", lambda **kw: Bar(**kw))
+    rm = make_rm("length-longer", {"kind": "length-longer"}, None)
+    bench, items = scoring.load("prism", {"source": "prism", "path": str(F / "prism")})
+    scoring.score(rm, "mine", bench, items, chunk_size=2)
+    (bar,) = seen
+    assert bar.kw == {"total": len(items) * len(bench.strategies()), "desc": "mine length-longer", "unit": "item"}
+    assert bar.n == bar.kw["total"] and len(bench.strategies()) == 2
+
+
+def test_an_unknown_subset_is_named_by_the_entry_key_or_the_one_given(tmp_path):
+    entry = {"source": "generic", "path": str(F / "generic.jsonl"), "subset": "nope"}
+    with pytest.raises(ConfigError, match=r"^benchmarks\.mine\.subset: no subset 'nope'"):
+        scoring.load("mine", entry)
+    with pytest.raises(ConfigError, match=r"^--subset: no subset 'nope'"):
+        scoring.load("mine", entry, subset_key="--subset")
+
+
+def test_a_strategy_with_a_single_item_is_summarised():
+    m = scoring.summary([_r(True)], get("generic"), {"tie_policy": "strict", "bootstrap": 20, "ci": 0.9}, 0)
+    assert m["strategies"]["none"]["accuracy"] == 1.0 and m["strategies"]["none"]["n"] == 1
+
+
+def test_every_key_of_an_entry_reaches_the_importer(monkeypatch):
+    calls = []
+    bench = get("generic")
+    monkeypatch.setattr(type(bench), "load", lambda self, *a, **kw: calls.append((a, kw)) or ["item"])
+    entry = {"source": "generic", "hub_id": "org/data", "revision": "abc123", "subset": "chat", "limit": 5}
+    got, items = scoring.load("mine", entry)
+    assert items == ["item"] and got.name == "generic"
+    assert calls == [((None, "org/data", "chat", 5), {"subset_key": "benchmarks.mine.subset", "revision": "abc123"})]

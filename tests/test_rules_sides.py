@@ -241,3 +241,17 @@ def test_an_unsupported_file_is_named_and_a_quoted_line_break_is_kept(tmp_path):
     crlf = tmp_path / "crlf.csv"
     crlf.write_bytes(b'rm,benchmark,accuracy\r\n"two\r\nlines",RB,0.5\r\n')
     assert S.load_external("baselines", [str(crlf)], set())["RB"].fixed == {"two\r\nlines": 0.5}
+
+
+def test_worst_domain_over_three_domains_and_an_rm_without_values_draws_nan_quietly():
+    s = S.Side("b", "scores")
+    s.per_question = {"a": {"q1": 1.0, "q2": 1.0, "q3": 0.0, "q4": 1.0, "q5": 1.0}}
+    s.domains = {"q1": "art", "q2": "art", "q3": "law", "q4": "sci", "q5": "sci"}
+    w = np.array([[1, 1, 1, 1, 1], [0, 0, 2, 1, 1]], dtype=float)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # a domain not drawn is skipped without a warning reaching the user
+        worst = s.draws(["a", "nobody"], ["q1", "q2", "q3", "q4", "q5"], w, "worst_domain")
+    assert worst[:, 0] == pytest.approx([0.0, 0.0]), "art 1, law 0, sci 1 -> 0; art not drawn -> law 0"
+    assert np.isnan(worst[:, 1]).all()
+    assert s.value("a", "worst_domain") == 0.0 and s.value("a") == 0.8
