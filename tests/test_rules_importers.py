@@ -174,8 +174,8 @@ def test_personal_rewardbench_names_the_field_of_a_bad_row(tmp_path, edit, field
     rows = [_prb("u", "train"), {**_prb("u", "test"), **edit}]
     with pytest.raises(DataError) as exc:
         _prb_load(tmp_path, rows)
-    assert str(exc.value).startswith(f"{tmp_path / 'prb.jsonl'}: row 1") and f"field '{field}'" in str(exc.value)
-    assert says in str(exc.value)
+    assert str(exc.value).startswith(f"{tmp_path / 'prb.jsonl'}: row 1")
+    assert (exc.value.field, exc.value.message) == (field, says)
 
 
 def test_personal_rewardbench_a_bad_context_names_the_context_field(tmp_path):
@@ -208,7 +208,8 @@ def test_prism_the_top_rated_opening_responses_are_correct_and_the_strictly_lowe
                    conversation_type="values guided"),
              _conv("alone", [_turn("user", "q"), _turn("model", "only", 50)]),
              _conv("alike", [_turn("user", "q"), _turn("model", "x", 50), _turn("model", "y", 50)]),
-             _conv("c2", [_turn("model", "m", 10), _turn("user", "first"), _turn("user", "second"), _turn("model", "n", 90)])]
+             _conv("c2", [_turn("model", "m", 10), _turn("user", "first"), _turn("user", "later", turn=1),
+                          _turn("user", "second"), _turn("model", "n", 90)])]
     bench, items = _prism(tmp_path, convs)
     assert [i.id for i in items] == ["c1", "c2"]
     c1, c2 = items
@@ -234,25 +235,29 @@ def test_prism_the_survey_becomes_profile_lines_in_a_fixed_order(tmp_path):
 
 @pytest.mark.parametrize("conv, field, says", [
     (_conv("c", [_turn("user", "q"), _turn("model", "a", 1)], user_id="nobody"), "user_id", "user 'nobody' is not in the survey"),
+    (_conv("c", [_turn("user", "q"), _turn("model", "a", 1), _turn("model", "b", None)]), "conversation_history[2].score",
+     "expected a rating, got None"),
     (_conv("c", []), "conversation_history", "expected a non-empty list of turns"),
     (_conv("c", "text"), "conversation_history", "expected a non-empty list of turns"),
     (_conv("c", [_turn("user", "q"), "turn"]), "conversation_history[1]", "expected a turn object"),
     (_conv("c", [_turn("user", "q"), _turn("model", " ", 3)]), "conversation_history[1].content", "expected a non-empty string"),
     (_conv("c", [_turn("user", "q"), _turn("model", "a", True)]), "conversation_history[1].score", "expected a rating, got True"),
-    (_conv("c", [_turn("user", "q"), _turn("model", "a", "high")]), "conversation_history[1].score", "got 'high'"),
+    (_conv("c", [_turn("user", "q"), _turn("model", "a", "high")]), "conversation_history[1].score", "expected a rating, got 'high'"),
     (_conv("c", [_turn("user", "q"), _turn("system", "a")]), "conversation_history[1].role", "expected user or model, got 'system'"),
     (_conv("c", [_turn("model", "a", 1), _turn("model", "b", 2)]), "conversation_history", "no user message in the opening turn"),
 ])
 def test_prism_names_the_field_of_a_bad_conversation(tmp_path, conv, field, says):
     with pytest.raises(DataError) as exc:
         _prism(tmp_path, [conv])
-    assert f"field '{field}'" in str(exc.value) and says in str(exc.value) and "row 0" in str(exc.value)
+    assert (exc.value.row, exc.value.field, exc.value.message) == (0, field, says)
 
 
 def test_prism_refuses_a_survey_row_saying_nothing_and_a_folder_without_both_files(tmp_path):
     conv = _conv("c", [_turn("user", "q"), _turn("model", "a", 2), _turn("model", "b", 1)])
-    with pytest.raises(DataError, match="field 'self_description'.*no self_description, system_string or stated_prefs"):
+    with pytest.raises(DataError) as exc:
         _prism(tmp_path, [conv], [{"user_id": "u", "stated_prefs": {"values": None}}])
+    assert (exc.value.field, exc.value.message) == (
+        "self_description", "the survey row has no self_description, system_string or stated_prefs")
     with pytest.raises(DataError, match="field 'stated_prefs'.*expected an object of ratings, got list"):
         _prism(tmp_path, [conv], [{"user_id": "u", "stated_prefs": [1]}])
     from tasks.core.errors import ConfigError

@@ -191,3 +191,11 @@ def test_every_key_of_an_entry_reaches_the_importer(monkeypatch):
     got, items = scoring.load("mine", entry)
     assert items == ["item"] and got.name == "generic"
     assert calls == [((None, "org/data", "chat", 5), {"subset_key": "benchmarks.mine.subset", "revision": "abc123"})]
+
+
+def test_each_subset_draws_its_own_seeded_resamples():
+    rows = [_r(i % 3 != 0, subset="a") for i in range(13)] + [_r(True, subset="b")]
+    m = scoring.summary(rows, get("generic"), {"tie_policy": "strict", "bootstrap": 101, "ci": 0.83}, 5)
+    a = m["strategies"]["none"]["subsets"]["a"]
+    assert a == scoring.estimate(rows[:13], "strict", 101, 0.83, 5, "m", "b", "none", "a")
+    assert a["ci"] != scoring.estimate(rows[:13], "strict", 101, 0.83, 5, "m", "b", "none")["ci"], "a case where it shows"
