@@ -305,6 +305,15 @@ def test_the_matrix_verdict_reads_the_raw_p_where_no_holm_and_a_failed_compariso
     assert rb2["cells"][0]["verdict"] == "significant" and rb2["cells"][0]["vs"] == ""
 
 
+def test_ours_leads_the_matrix_and_a_missing_cell_does_not_end_its_row():
+    m = _matrix_metrics()
+    m["correlations"]["arena"] = {"rl": _cell(0.4, 0.5, 0.5)}
+    got = RB.matrix(m)
+    assert [r["benchmark"] for r in got["rows"]] == ["personalised", "arena", "rb2"]
+    arena = got["rows"][1]["cells"]
+    assert arena[0]["text"] == "-" and arena[1]["text"] == "0.400" and arena[1]["verdict"] == "not significant"
+
+
 def test_no_matrix_without_correlations():
     assert RB.matrix(None) is None and RB.matrix({}) is None and RB.matrix({"correlations": {}}) is None
 
