@@ -32,3 +32,21 @@ def test_rbo_uses_the_persistence_params_give():
         assert M.rbo(bench, down, names, p) == pytest.approx(library_rbo(list("abdc"), list("acdb"), p=p))
         assert M.compute(bench, down, names, p, ("rbo",))["rbo"] == pytest.approx(M.rbo(bench, down, names, p))
     assert not math.isclose(M.rbo(bench, down, names, 0.5), M.rbo(bench, down, names, 0.98))
+
+
+def test_a_resample_with_a_non_finite_value_is_undefined_alone():
+    """The batch form: a resample (row) holding a NaN on either side is NaN in every metric; the other rows
+    keep the values the per-row library form gives."""
+    from tasks.downstream.correlation import batch as B
+
+    names = ["a", "b", "c", "d"]
+    bench = np.array([[0.9, 0.8, 0.7, 0.6], [0.1, 0.4, 0.2, 0.3], [0.5, 0.6, 0.7, 0.9]])
+    down = np.array([[0.5, 0.4, 0.3, 0.1], [0.2, np.nan, 0.3, 0.4], [0.3, 0.2, 0.5, 0.6]])
+    ties = B.tie_keys(names, np.tile(np.arange(4), (3, 1)))
+    metrics = ("pearson", "spearman", "kendall_tau_b", "ndcg", "rbo", "weighted_tau")
+    got = B.compute(bench, down, ties, 0.9, metrics)
+    for m in metrics:
+        assert np.isnan(got[m][1]), m
+        for row in (0, 2):
+            want = M.compute(bench[row], down[row], names, 0.9)[m]
+            assert got[m][row] == pytest.approx(want, abs=1e-12), (m, row)
