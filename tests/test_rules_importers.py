@@ -266,3 +266,22 @@ def test_prism_refuses_a_survey_row_saying_nothing_and_a_folder_without_both_fil
     _write(only, "conversations.jsonl", [conv])
     with pytest.raises(ConfigError, match="no survey file under"):
         scoring.load("prism", {"source": "prism", "path": str(only)})
+
+
+def test_prism_names_the_files_a_folder_lacks_and_reads_both_configs_from_the_hub(tmp_path, monkeypatch):
+    from tasks.core.errors import ConfigError
+    from tasks.stages.benchmarks.prism import Prism
+
+    other = tmp_path / "other"
+    other.mkdir()
+    _write(other, "notes.jsonl", [{"a": 1}])
+    with pytest.raises(ConfigError) as exc:
+        scoring.load("prism", {"source": "prism", "path": str(other)})
+    assert str(exc.value) == (f"benchmarks (prism): no survey or conversations file under '{other}' "
+                              "(expected survey.jsonl and conversations.jsonl, or .json / .parquet)")
+    monkeypatch.setattr(Prism, "hub_rows", lambda self, hub, config=None, split=None: iter([(hub, config)]))
+    survey, conversations = Prism().raw_rows(None, None)
+    assert (list(survey), list(conversations)) == ([(Prism.hub_id, "survey")], [(Prism.hub_id, "conversations")])
+    survey, _ = Prism().raw_rows(None, "org/copy")
+    assert list(survey) == [("org/copy", "survey")]
+    assert Prism().metrics([], "strict")["left_out"] == 0, "nothing loaded: none left out (not unknown)"
