@@ -169,6 +169,7 @@ def test_personal_rewardbench_joins_a_conversation_prompt_by_role(tmp_path):
     ({"prompt": []}, "prompt", "expected a string or a list of messages"),
     ({"prompt": None}, "prompt", "missing"),
     ({"split": "dev"}, "split", "expected train, val or test, got 'dev'"),
+    ({"split": None}, "split", "missing"),
 ])
 def test_personal_rewardbench_names_the_field_of_a_bad_row(tmp_path, edit, field, says):
     rows = [_prb("u", "train"), {**_prb("u", "test"), **edit}]

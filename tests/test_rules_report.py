@@ -303,6 +303,8 @@ def test_the_matrix_verdict_reads_the_raw_p_where_no_holm_and_a_failed_compariso
     m["comparisons"]["personalised vs rb2"]["bon"]["status"] = "too few RMs"
     rb2 = RB.matrix(m)["rows"][1]
     assert rb2["cells"][0]["verdict"] == "significant" and rb2["cells"][0]["vs"] == ""
+    m["correlations"]["rb2"]["bon"] = _cell(0.5, 0.01, 0.2)   # the Holm p decides where there is one
+    assert RB.matrix(m)["rows"][1]["cells"][0]["verdict"] == "not significant"
 
 
 def test_ours_leads_the_matrix_and_a_missing_cell_does_not_end_its_row():
