@@ -148,8 +148,11 @@ def test_personal_rewardbench_profiles_are_the_users_own_history_clipped_at_fort
             _prb("u1", "test", prompt="asked", chosen="yes", rejected="no"), _prb("u2", "test"), _prb("u3", "test")]
     _, items = _prb_load(tmp_path, rows)
     assert [i.id for i in items] == ["u1:4", "u2:5", "u3:6"]
+    from tasks.stages.benchmarks.personal_rewardbench import PersonalRewardBench
+    assert PersonalRewardBench().metrics([], "strict")["rule"] == PersonalRewardBench.rule
     u1 = items[0]
     assert (u1.prompt, u1.correct, u1.incorrect, u1.subset) == ("asked", ("yes",), ("no",), "all")
+    assert u1.meta == {"user_id": "u1"}
     assert u1.profile == (f"Asked: {forty} … | preferred: {forty} | over: no",
                           "Asked: second | preferred: c | over: r", "Asked: third | preferred: c | over: r")
     assert items[1].profile == ("Asked: other user | preferred: c | over: r",) and items[2].profile == ()
@@ -175,7 +178,7 @@ def test_personal_rewardbench_names_the_field_of_a_bad_row(tmp_path, edit, field
     rows = [_prb("u", "train"), {**_prb("u", "test"), **edit}]
     with pytest.raises(DataError) as exc:
         _prb_load(tmp_path, rows)
-    assert str(exc.value).startswith(f"{tmp_path / 'prb.jsonl'}: row 1")
+    assert str(exc.value).startswith(f"{tmp_path / 'prb.jsonl'}: row 1 (id=u)"), "the row named by its user"
     assert (exc.value.field, exc.value.message) == (field, says)
 
 
