@@ -312,6 +312,7 @@ def test_ours_leads_the_matrix_and_a_missing_cell_does_not_end_its_row():
     m["correlations"]["arena"] = {"rl": _cell(0.4, 0.5, 0.5)}
     got = RB.matrix(m)
     assert [r["benchmark"] for r in got["rows"]] == ["personalised", "arena", "rb2"]
+    assert got["rows"][1]["source"] == "", "a benchmark the metrics do not describe has no source shown"
     arena = got["rows"][1]["cells"]
     assert arena[0]["text"] == "-" and arena[1]["text"] == "0.400" and arena[1]["verdict"] == "not significant"
 
