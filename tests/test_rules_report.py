@@ -374,3 +374,26 @@ def test_an_unscored_strategy_sorts_after_a_scored_zero():
 def test_the_diff_headline_writes_a_missing_value_as_a_dash_and_numbers_to_four_places():
     assert H._num(None) == "-" and H._num(True) == "True" and H._num("n/a") == "n/a"
     assert (H._num(0.5), H._num(3), H._num(0.25, True), H._num(-0.25, True)) == ("0.5000", "3.0000", "+0.2500", "-0.2500")
+
+
+def test_the_primary_row_of_the_diff_by_hand():
+    new = {"primary": {"benchmark": "personalised", "strategy": "none", "method": "bon", "statistic": "pearson",
+                       "estimate": 0.6, "ci": [0.2, 0.9], "p": 0.0123}}
+    row = H.primary_row({"primary": {"estimate": 0.1}}, new)
+    assert row["what"] == "primary: personalised/none vs bon pearson" and (row["old"], row["new"]) == (0.1, 0.6)
+    assert row["change"] == pytest.approx(0.5) and row["ci"] == [0.2, 0.9] and row["beyond"] is True
+    assert row["note"] == "p=0.0123"
+    del new["primary"]["p"]
+    assert H.primary_row(None, new)["note"] == "" and H.primary_row(None, new)["old"] is None
+    assert H.primary_row(None, {}) is None
+
+
+def test_the_diff_reads_the_workspace_by_default_and_a_missing_file_as_nothing(tmp_path, monkeypatch):
+    import json
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / H.CORRELATION).write_text(json.dumps({"primary": {"estimate": 0.3, "ci": [0.1, 0.5], "p": 0.2}}))
+    monkeypatch.chdir(tmp_path)
+    assert H.read_at(None, H.CORRELATION)["primary"]["estimate"] == 0.3
+    assert H.read_at(None, H.LEADERBOARD) is None and H.read_at(None, H.LEADERBOARD, cwd=str(tmp_path)) is None
+    (row,) = H.headline_rows(None, None)
+    assert (row["old"], row["new"], row["change"], row["beyond"]) == (0.3, 0.3, 0.0, False)
