@@ -116,3 +116,23 @@ def test_the_published_accuracy_counts_a_tie_and_an_invalid_item_wrong_per_subse
             _scored("a", True)]
     assert published_accuracy("r", rows) == {"rule": "r", "score": 0.6, "subsets": {"a": 0.6667, "b": 0.5}}
     assert published_accuracy("r", []) == {"rule": "r", "score": None, "subsets": {}}
+
+
+def test_hub_rows_resolve_the_revision_once_and_label_each_row_with_it(monkeypatch):
+    """The hub client itself runs against a local server in test_hub_benchmarks.py (slow); here what an importer
+    asks of it: the revision resolved once per load, every config read at that sha, each row labelled."""
+    from tasks.stages import hub
+
+    calls = []
+    monkeypatch.setattr(hub, "resolve", lambda *a: calls.append(("resolve", *a)) or "sha1")
+    monkeypatch.setattr(hub, "label", lambda *a: f"label:{a}")
+    monkeypatch.setattr(hub, "rows", lambda *a: calls.append(("rows", *a)) or iter([{"x": 1}, {"x": 2}]))
+    b = _Mini()
+    b.asked_revision, b.revision = "main", None
+    got = list(b.hub_rows("org/data", "cfg"))
+    assert calls == [("resolve", "benchmarks (mini)", "org/data", "main", "cfg", "test"),
+                     ("rows", "benchmarks (mini)", "org/data", "cfg", "test", "sha1")]
+    assert [(r.file, r.index, r.row, r.config) for r in got] == [
+        ("label:('org/data', 'sha1', 'cfg', 'test')", 0, {"x": 1}, "cfg"), ("label:('org/data', 'sha1', 'cfg', 'test')", 1, {"x": 2}, "cfg")]
+    list(b.hub_rows("org/data", "other", split="train"))
+    assert [c[0] for c in calls] == ["resolve", "rows", "rows"] and calls[-1][3:] == ("other", "train", "sha1")
