@@ -397,3 +397,5 @@ def test_the_diff_reads_the_workspace_by_default_and_a_missing_file_as_nothing(t
     assert H.read_at(None, H.LEADERBOARD) is None and H.read_at(None, H.LEADERBOARD, cwd=str(tmp_path)) is None
     (row,) = H.headline_rows(None, None)
     assert (row["old"], row["new"], row["change"], row["beyond"]) == (0.3, 0.3, 0.0, False)
+    monkeypatch.chdir(tmp_path / "metrics")   # elsewhere, the project named by cwd
+    assert H.headline_rows(None, None, cwd=str(tmp_path)) == [row] and H.headline_rows(None, None) == []
