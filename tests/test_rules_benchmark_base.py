@@ -136,3 +136,23 @@ def test_hub_rows_resolve_the_revision_once_and_label_each_row_with_it(monkeypat
         ("label:('org/data', 'sha1', 'cfg', 'test')", 0, {"x": 1}, "cfg"), ("label:('org/data', 'sha1', 'cfg', 'test')", 1, {"x": 2}, "cfg")]
     list(b.hub_rows("org/data", "other", split="train"))
     assert [c[0] for c in calls] == ["resolve", "rows", "rows"] and calls[-1][3:] == ("other", "train", "sha1")
+
+
+def test_a_hub_load_reads_every_config_of_the_asked_or_published_id(monkeypatch):
+    seen = []
+    monkeypatch.setattr(_Mini, "hub_configs", ("a", "b"))
+    monkeypatch.setattr(_Mini, "hub_id", "org/published")
+    monkeypatch.setattr(_Mini, "hub_rows", lambda self, hub, config=None, split=None: seen.append((hub, config)) or iter(()))
+    list(_Mini().raw_rows(None, None))
+    list(_Mini().raw_rows(None, "org/copy"))
+    assert seen == [("org/published", "a"), ("org/published", "b"), ("org/copy", "a"), ("org/copy", "b")]
+
+
+def test_load_passes_the_hub_id_and_names_the_subset_key_by_default(monkeypatch):
+    asked = []
+    monkeypatch.setattr(_Mini, "raw_rows", lambda self, path, hub_id: asked.append((path, hub_id)) or
+                        iter(_raw([{"id": "1", "subset": "chat"}])))
+    _Mini().load(None, "org/x")
+    assert asked == [(None, "org/x")]
+    with pytest.raises(ConfigError, match=r"^subset: no subset 'nope' in mini; valid: chat$"):
+        _Mini().load(subset="nope")
