@@ -399,3 +399,96 @@ def test_the_diff_reads_the_workspace_by_default_and_a_missing_file_as_nothing(t
     assert (row["old"], row["new"], row["change"], row["beyond"]) == (0.3, 0.3, 0.0, False)
     monkeypatch.chdir(tmp_path / "metrics")   # elsewhere, the project named by cwd
     assert H.headline_rows(None, None, cwd=str(tmp_path)) == [row] and H.headline_rows(None, None) == []
+
+
+def _commit(repo, message):
+    import subprocess
+
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", message], cwd=repo, check=True)
+
+
+def test_the_diff_between_two_revisions_reads_both_from_git_not_the_workspace(tmp_path):
+    """`prbench diff A B`: each side at its revision; the workspace (a third value) plays no part; a metrics file
+    a revision lacks reads as nothing (its rows came or went), not as an error."""
+    import json
+    import subprocess
+
+    def board(a):
+        return {"rms": {"x": {"none": {"micro": {"accuracy": a, "ci": [a - 0.01, a + 0.01]}}}}}
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / H.LEADERBOARD).write_text(json.dumps(board(0.5)))
+    _commit(tmp_path, "a")                                   # no correlation.json at A
+    (tmp_path / H.LEADERBOARD).write_text(json.dumps(board(0.7)))
+    (tmp_path / H.CORRELATION).write_text(json.dumps({"primary": {"estimate": 0.4, "ci": [0.1, 0.6], "p": 0.03}}))
+    _commit(tmp_path, "b")
+    (tmp_path / H.LEADERBOARD).write_text(json.dumps(board(0.9)))   # the workspace: neither side
+    (tmp_path / H.CORRELATION).write_text(json.dumps({"primary": {"estimate": 0.9, "ci": [0.8, 1.0], "p": 0.5}}))
+    assert H.read_at("HEAD~1", H.CORRELATION, tmp_path) is None
+    primary, row = H.headline_rows("HEAD~1", "HEAD", cwd=tmp_path)
+    assert (primary["old"], primary["new"], primary["note"]) == (None, 0.4, "p=0.03")
+    assert (row["what"], row["old"], row["new"]) == ("x · none", 0.5, 0.7)
+    assert row["change"] == pytest.approx(0.2) and row["beyond"] is True
+
+
+def test_an_rm_that_came_or_went_is_a_row_and_sorts_after_the_changes_of_its_class():
+    """An RM × strategy on one side only (or without a micro entry) is a change from or to nothing; with no
+    change to size it comes after the measured changes of its class, not before them."""
+    old = {"rms": {"kept": {"none": {"micro": {"accuracy": 0.5, "ci": [0.4, 0.6]}}},
+                   "gone": {"none": {"micro": {"accuracy": 0.6, "ci": [0.5, 0.7]}}},
+                   "bare": {"none": {}}}}
+    new = {"rms": {"kept": {"none": {"micro": {"accuracy": 0.55, "ci": [0.45, 0.65]}}},
+                   "came": {"none": {"micro": {"accuracy": 0.8, "ci": [0.7, 0.9]}}},
+                   "bare": {"none": {"micro": {"accuracy": 0.3, "ci": [0.2, 0.4]}}}}}
+    rows = {r["what"]: r for r in H.leaderboard_rows(old, new)}
+    assert sorted(rows) == ["bare · none", "came · none", "gone · none", "kept · none"]
+    assert (rows["came · none"]["old"], rows["came · none"]["change"], rows["came · none"]["beyond"]) == (None, None, None)
+    assert (rows["gone · none"]["new"], rows["gone · none"]["ci"]) == (None, None)
+    assert rows["bare · none"]["old"] is None and rows["bare · none"]["new"] == 0.3
+
+
+def test_a_row_without_a_change_sorts_after_the_measured_changes(tmp_path):
+    import json
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / H.LEADERBOARD).write_text(json.dumps(
+        {"rms": {"small": {"none": {"micro": {"accuracy": 0.5, "ci": [0.4, 0.6]}}}}}))
+    _commit(tmp_path, "a")
+    (tmp_path / H.LEADERBOARD).write_text(json.dumps(
+        {"rms": {"small": {"none": {"micro": {"accuracy": 0.55, "ci": [0.45, 0.65]}}},        # +0.05, within
+                 "new": {"none": {"micro": {"accuracy": 0.9, "ci": [0.8, 1.0]}}}}}))          # came: no change
+    assert [r["what"] for r in H.headline_rows("HEAD", None, cwd=tmp_path)] == ["small · none", "new · none"]
+
+
+def test_the_diff_headline_printed_by_hand():
+    rows = [{**H._row("primary: p/none vs bon pearson", 0.1, 0.6, [0.2, 0.9]), "note": "p=0.0123"},
+            H._row("b · none", 0.5, 0.25, [0.3, 0.35]),
+            H._row("came · none", None, 0.8, None)]
+    assert H.format_headline(rows, "v1", "v2", others=0).splitlines() == [
+        "headline (v1 -> v2): accuracy per RM · strategy, the primary correlation; beyond noise: the old value is "
+        "outside the new 95% CI",
+        "                                old     new     change   new 95% CI        beyond noise",
+        "primary: p/none vs bon pearson  0.1000  0.6000  +0.5000  [0.2000, 0.9000]  yes  p=0.0123",
+        "b · none                        0.5000  0.2500  -0.2500  [0.3000, 0.3500]  yes",
+        "came · none                     -       0.8000  -        -                 -"]
+    many = [H._row(f"r{i:02d}", 0.5, 0.6, [0.55, 0.65]) for i in range(H.MAX_LINES - 3)]
+    text = H.format_headline(many, "v1", None, others=0)
+    assert text.splitlines()[0].startswith("headline (v1 -> workspace): ")
+    assert text.splitlines()[-1] == "1 more headline row(s): `prbench diff v1 --all`"
+    assert H.format_headline(many[:2], "v1", "v2", others=3).splitlines()[-1] == \
+        "3 other changed metric(s): `prbench diff v1 v2 --all`"
+    assert "other changed" not in H.format_headline(many[:2], "v1", "v2", others=0)
+
+
+def test_headline_metrics_keeps_the_primary_fields_and_a_null_range_without_numbers():
+    board = {"rms": {"n1": {"none": {"micro": {"accuracy": None, "ci": None}}},
+                     "n2": {"none": {"micro": {"accuracy": None, "ci": None}}}}}
+    corr = {"null_baselines": ["n1", "n2"], "primary": {"estimate": 0.5, "ci": [0.1, 0.8], "p": 0.02,
+                                                        "significant": True, "power": 0.81, "statistic": "pearson"}}
+    out = H.headline_metrics(board, corr)
+    assert out["null_baselines"] == {"none": {"rms": 2, "min": None, "max": None}}
+    assert out["primary"] == {"estimate": 0.5, "ci": [0.1, 0.8], "p": 0.02, "significant": True, "power": 0.81}
