@@ -111,7 +111,7 @@ def test_bon_uses_expected_at_the_largest_k_and_ignores_missing_scores(tmp_path)
     side = load_bon(write_bon(tmp_path), P)
     assert side.source.endswith("expected at k=4")
     assert side.value("a") == pytest.approx(0.899)   # offsets -1, 0, 1, ... over 10 questions sum to -1 × 0.01
-    with pytest.raises(ConfigError, match="run the bon stage first"):
+    with pytest.raises(ConfigError, match="run the bon_report stage first"):
         load_bon(str(tmp_path / "nothing.parquet"), P)
 
 

@@ -37,6 +37,14 @@ def declared(name: str, title: str, load: Callable) -> Method:
     return Method(name, title, load=load, **layout.DOWNSTREAM[name])
 
 
+def _read(name: str, path: str | None, columns: tuple[str, ...]) -> list[dict]:
+    """The method's per-question table; a missing one names the stage that writes it (layout.DOWNSTREAM)."""
+    from tasks.downstream.correlation.sides import read_downstream
+
+    entry = layout.DOWNSTREAM[name]
+    return read_downstream(path, name, entry["stage"], entry["per_question"], columns)
+
+
 BON_COLUMNS = ("rm", "question_id", "k", "method", "judge_score")
 RL_COLUMNS = ("rm", "baseline", "question_id", "score")
 
@@ -44,10 +52,9 @@ RL_COLUMNS = ("rm", "baseline", "question_id", "score")
 def load_bon(path: str | None, p: dict):
     """Best-of-N: per test question, the judge score of the answer each RM picks out of the policy's samples
     (`correlation.bon_method` at k = `correlation.bon_k`, null: the largest k); a null score is missing."""
-    from tasks.downstream.correlation.sides import Side, read_downstream
+    from tasks.downstream.correlation.sides import Side
 
-    rows = [r for r in read_downstream(path, "bon", "bon", layout.BON_REPORT["per_question"], BON_COLUMNS)
-            if r["method"] == p["bon_method"]]
+    rows = [r for r in _read("bon", path, BON_COLUMNS) if r["method"] == p["bon_method"]]
     if not rows:
         raise ConfigError(f"correlation.bon_method: no BoN rows with method '{p['bon_method']}' in {path}")
     k = p.get("bon_k") or max(r["k"] for r in rows)
@@ -62,12 +69,12 @@ def load_rl(path: str | None, p: dict | None = None):
     """RL: per test question, the score rl_eval counted for the answer of the policy trained with each RM
     (data/rl/answers.parquet `score`: the judge's verdict, or its minimum for an empty answer or an
     unparseable verdict, so no question drops out), averaged over the RM's training seeds (rl.seeds). The untrained baseline row is a reference line, never an RM."""
-    from tasks.downstream.correlation.sides import Side, read_downstream
+    from tasks.downstream.correlation.sides import Side
 
     side = Side("rl", f"{path}: the answer of the policy trained with each RM (rl.eval's decoding; the mean over "
                       "its training seeds' policies)")
     scores: dict = {}
-    for r in read_downstream(path, "rl", "rl_eval", layout.RL_EVAL["answers"], RL_COLUMNS):
+    for r in _read("rl", path, RL_COLUMNS):
         if not r["baseline"] and r["score"] is not None and math.isfinite(r["score"]):
             scores.setdefault(r["rm"], {}).setdefault(r["question_id"], []).append(float(r["score"]))
     for rm, per in scores.items():   # one row per question and seed: an RM's score is its seeds' mean

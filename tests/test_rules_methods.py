@@ -1,0 +1,79 @@
+"""The correlation's downstream sides, by hand: Best-of-N reads the asked method at k = correlation.bon_k (null:
+the largest k), RL the answers of the policies each RM trained, averaged over training seeds, never the untrained
+baseline; a missing or non-finite score is missing, never a zero; a stage that has not run is one line naming it."""
+from __future__ import annotations
+
+import math
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tasks.core import layout
+from tasks.core.errors import ConfigError, DataError
+from tasks.downstream.correlation import methods as M
+
+
+def _write(path, rows):
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return str(path)
+
+
+def _bon(rm, q, k, score, method="expected"):
+    return {"rm": rm, "question_id": q, "k": k, "method": method, "judge_score": score}
+
+
+def test_bon_reads_the_asked_method_at_the_asked_k_and_drops_missing_scores(tmp_path):
+    path = _write(tmp_path / "bon.parquet", [
+        _bon("a", "q1", 1, 0.1), _bon("a", "q1", 4, 0.4), _bon("a", "q2", 4, None), _bon("a", "q3", 4, math.nan),
+        _bon("b", "q1", 4, 0.9, method="first_k"), _bon("b", "q2", 2, 0.2), _bon("b", "q2", 4, 2)])
+    side = M.load_bon(path, {"bon_method": "expected", "bon_k": None})
+    assert side.name == "bon" and side.source == f"{path}: expected at k=4"
+    assert side.per_question == {"a": {"q1": 0.4}, "b": {"q2": 2.0}}
+    assert isinstance(side.per_question["b"]["q2"], float)
+    at_2 = M.load_bon(path, {"bon_method": "expected", "bon_k": 2})
+    assert at_2.per_question == {"b": {"q2": 0.2}} and at_2.source.endswith("expected at k=2")
+    assert M.load_bon(path, {"bon_method": "first_k", "bon_k": None}).per_question == {"b": {"q1": 0.9}}
+
+
+def test_bon_without_rows_of_the_method_or_without_its_table_is_one_line(tmp_path):
+    path = _write(tmp_path / "bon.parquet", [_bon("a", "q1", 1, 0.1)])
+    with pytest.raises(ConfigError) as exc:
+        M.load_bon(path, {"bon_method": "first_k", "bon_k": None})
+    assert str(exc.value) == f"correlation.bon_method: no BoN rows with method 'first_k' in {path}"
+    with pytest.raises(ConfigError) as exc:
+        M.load_bon(str(tmp_path / "none.parquet"), {"bon_method": "expected", "bon_k": None})
+    assert str(exc.value) == ("correlation.downstream: 'bon' needs data/bon/per_question.parquet "
+                              "(run the bon_report stage first)")
+    bad = _write(tmp_path / "bad.parquet", [{"rm": "a", "question_id": "q", "k": 1, "method": "expected"}])
+    with pytest.raises(DataError, match="judge_score"):
+        M.load_bon(bad, {"bon_method": "expected", "bon_k": None})
+
+
+def _rl(rm, q, score, baseline=False):
+    return {"rm": rm, "baseline": baseline, "question_id": q, "score": score}
+
+
+def test_rl_is_each_rms_policies_mean_over_seeds_without_the_baseline(tmp_path):
+    path = _write(tmp_path / "answers.parquet", [
+        _rl("a", "q1", 1.0), _rl("a", "q1", 2.0), _rl("a", "q2", 4.0), _rl("a", "q2", None),
+        _rl("b", "q1", math.inf), _rl("b", "q2", 3), _rl("untrained", "q1", 5.0, baseline=True)])
+    side = M.load_rl(path, {})
+    assert side.name == "rl"
+    assert side.source == (f"{path}: the answer of the policy trained with each RM (rl.eval's decoding; the mean "
+                           "over its training seeds' policies)")
+    assert side.per_question == {"a": {"q1": 1.5, "q2": 4.0}, "b": {"q2": 3.0}}
+    with pytest.raises(ConfigError) as exc:
+        M.load_rl(None)
+    assert str(exc.value) == "correlation.downstream: 'rl' needs data/rl/answers.parquet (run the rl_eval stage first)"
+
+
+def test_each_method_is_registered_with_its_layout_entry():
+    assert [m.name for m in M.methods()] == sorted(layout.DOWNSTREAM)
+    for m in M.methods():
+        entry = layout.DOWNSTREAM[m.name]
+        assert (m.per_question, m.stage, m.report) == (entry["per_question"], entry["stage"], entry["report"])
+    assert (M.DOWNSTREAM["bon"].title, M.DOWNSTREAM["rl"].title) == ("Best-of-N", "RL")
+    assert (M.DOWNSTREAM["bon"].load, M.DOWNSTREAM["rl"].load) == (M.load_bon, M.load_rl)
+    made = M.declared("rl", "T", M.load_rl)
+    assert (made.name, made.title, made.load, made.stage) == ("rl", "T", M.load_rl, "rl_eval")
