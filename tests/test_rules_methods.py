@@ -77,3 +77,36 @@ def test_each_method_is_registered_with_its_layout_entry():
     assert (M.DOWNSTREAM["bon"].load, M.DOWNSTREAM["rl"].load) == (M.load_bon, M.load_rl)
     made = M.declared("rl", "T", M.load_rl)
     assert (made.name, made.title, made.load, made.stage) == ("rl", "T", M.load_rl, "rl_eval")
+
+
+# --- the correlation table as the flow log and the Prefect UI print it ---------------------------------------
+
+def _row(**kw):
+    base = {"benchmark": "personalised", "predictor": "accuracy", "downstream": "bon", "n_rms": 6,
+            "metric": "pearson", "value": 0.5, "ci_low": 0.1, "ci_high": 0.8, "ci_low_questions": 0.2,
+            "ci_high_questions": 0.7, "null_random": 0.0, "null_reversed": -0.5, "p_value": 0.01, "p_holm": 0.03,
+            "status": "ok"}
+    return {**base, **kw}
+
+
+def test_the_correlation_table_printed_by_hand():
+    from tasks.downstream.correlation.table import format_table
+
+    rows = [_row(),
+            _row(predictor=None, downstream="rl", metric="ndcg", value=0.91234, p_value=0.2, p_holm=None,
+                 ci_low_questions=None, null_random=None),
+            _row(benchmark="generic", n_rms=3, value=None, ci_low=None, ci_high=None, p_value=None, p_holm=None,
+                 status="too few RMs (n=3 < 4)")]
+    assert format_table(rows, level=0.05).splitlines() == [
+        "benchmark     predictor  downstream  n  metric   value  CI (RMs+questions)  CI (questions)  random  reversed"
+        "  p       p (Holm)  verdict",
+        "personalised  accuracy   bon         6  pearson  0.500  [0.100, 0.800]      [0.200, 0.700]  0.000   -0.500"
+        "    0.0100  0.0300    significant",
+        "personalised  accuracy   rl          6  ndcg     0.912  [0.100, 0.800]      -               -       -0.500"
+        "    0.2000  -         not significant",
+        "generic       accuracy   bon         3  pearson  -      -                   [0.200, 0.700]  0.000   -0.500"
+        "    -       -         too few RMs (n=3 < 4)"]
+    assert format_table([_row(p_holm=0.03)], level=0.02).splitlines()[1].endswith("not significant")
+    assert format_table([]) == "  ".join(["benchmark", "predictor", "downstream", "n", "metric", "value",
+                                          "CI (RMs+questions)", "CI (questions)", "random", "reversed", "p",
+                                          "p (Holm)", "verdict"])
