@@ -112,7 +112,7 @@ def _cli(monkeypatch, raw, argv):
         return raw
 
     monkeypatch.setattr(D, "metrics_diff", fake_diff)
-    monkeypatch.setattr(H, "headline_rows", lambda a, b, cwd=".": [])
+    monkeypatch.setattr(H, "headline_rows", lambda a, b, cwd=".": seen.update(headline=(a, b)) or [])
     ap = argparse.ArgumentParser(prog="prbench")
     D.add_parser(ap.add_subparsers(dest="command", required=True))
     args = ap.parse_args(["diff", *argv])
@@ -127,7 +127,7 @@ RAW = {H.LEADERBOARD: {"rms.a.none.micro.accuracy": {"old": 0.5, "new": 0.6, "di
 def test_the_headline_counts_every_other_changed_metric_and_all_prints_them(monkeypatch, capsys):
     code, seen = _cli(monkeypatch, RAW, ["v1", "v2", "--targets", "metrics/bon.json"])
     out = capsys.readouterr().out
-    assert code == 0 and seen == {"rev_a": "v1", "rev_b": "v2", "targets": ["metrics/bon.json"]}
+    assert code == 0 and seen == {"rev_a": "v1", "rev_b": "v2", "targets": ["metrics/bon.json"], "headline": ("v1", "v2")}
     assert out.rstrip().splitlines()[-1] == "2 other changed metric(s): `prbench diff v1 v2 --all`"
     code, _ = _cli(monkeypatch, RAW, ["v1", "--all"])
     out = capsys.readouterr().out
