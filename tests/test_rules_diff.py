@@ -133,6 +133,10 @@ def test_the_headline_counts_every_other_changed_metric_and_all_prints_them(monk
     out = capsys.readouterr().out
     assert code == 0 and "other changed metric" not in out
     assert "metrics changed (v1 -> workspace)" in out and "rms.a.none.micro.n" in out and "downstream.bon.a" in out
+    read_at = []
+    monkeypatch.setattr(D, "with_intervals", lambda rows, rev_b, cwd=".": read_at.append(rev_b) or rows)
+    code, _ = _cli(monkeypatch, RAW, ["v1", "v2", "--all"])
+    assert code == 0 and read_at == ["v2"] and "metrics changed (v1 -> v2)" in capsys.readouterr().out
 
 
 def test_a_failing_dvc_is_one_line_on_stderr_and_exit_1(monkeypatch, capsys):
