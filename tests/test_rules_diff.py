@@ -54,7 +54,7 @@ def test_a_ci_bounds_each_value_named_beside_it_at_any_depth():
     assert D.intervals({"accuracy": 0.5, "ci": [0.1, 0.9]}, "x.") == {"x.accuracy": [0.1, 0.9]}
 
 
-def test_the_noise_verdict_reads_the_ci_at_the_new_revision(tmp_path):
+def test_the_noise_verdict_reads_the_ci_at_the_new_revision(tmp_path, monkeypatch):
     def board(ci):
         return {"rms": {"a": {"none": {"micro": {"accuracy": 0.8, "ci": ci}}}}}
 
@@ -72,6 +72,8 @@ def test_the_noise_verdict_reads_the_ci_at_the_new_revision(tmp_path):
         ("dvc.yaml", None, None), ("metrics/gone.json", None, None), (H.LEADERBOARD, [0.7, 0.9], True)]
     in_workspace = D.with_intervals(D.diff_rows(raw), None, cwd=tmp_path)
     assert (in_workspace[-1]["ci"], in_workspace[-1]["beyond"]) == ([0.4, 0.9], False)
+    monkeypatch.chdir(tmp_path)   # by default, the project the command runs in
+    assert D.with_intervals(D.diff_rows(raw), None)[-1]["ci"] == [0.4, 0.9]
 
 
 def test_the_table_printed_by_hand():
@@ -147,6 +149,7 @@ def test_a_failing_dvc_is_one_line_on_stderr_and_exit_1(monkeypatch, capsys):
 
 
 def test_the_dvc_command_it_wraps(monkeypatch):
+    monkeypatch.delenv("DVC_NO_ANALYTICS", raising=False)
     calls = []
 
     def run(cmd, **kw):
@@ -160,6 +163,8 @@ def test_the_dvc_command_it_wraps(monkeypatch):
     assert kw["cwd"] == "/p" and kw["env"]["DVC_NO_ANALYTICS"] == "1" and kw["capture_output"] and kw["text"]
     D.metrics_diff("v1", "v2", targets=["a.json", "b.json"], unchanged=True)
     assert calls[-1][0][4:] == ["diff", "v1", "v2", "--json", "--all", "--targets", "a.json", "b.json"]
+    D.metrics_diff("v1")
+    assert calls[-1][1]["cwd"] == ".", "the project the command runs in"
     monkeypatch.setattr(D.subprocess, "run", lambda cmd, **kw: SimpleNamespace(returncode=0, stdout="", stderr=""))
     assert D.metrics_diff("v1") == {}
 
