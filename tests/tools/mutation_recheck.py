@@ -5,6 +5,7 @@ The tests are imported once and each mutant runs in a fork of that process (as m
 the tests' own time, not an interpreter start; a fork past TIMEOUT_S counts as killed.
 
     python tests/tools/mutation_recheck.py 'tasks.ops.report.fmt' tests/test_rules_fmt.py [more test files] [--every]
+    python tests/tools/mutation_recheck.py 'tasks.ops.report.fmt' tests/test_rules_fmt.py --names survivors.txt
 
 The tests must be in mutants/tests too (copied here first). A later `make mutate` gives the score of record."""
 from __future__ import annotations
@@ -47,18 +48,26 @@ def _preload(tests: list[str]) -> None:
         pytest.main([*ARGS, "--collect-only", *tests])
 
 
-def main(prefix: str, tests: list[str], every: bool = False) -> None:
-    """every: each mutant of the module not yet killed, run or not (a module mutmut has generated but not run)."""
+def main(prefix: str, tests: list[str], every: bool = False, names: list[str] | None = None) -> None:
+    """every: each mutant of the module not yet killed, run or not (a module mutmut has generated but not run);
+    names: only these (e.g. the survivors of an earlier recheck, one per line)."""
     for t in tests:
         shutil.copy2(ROOT / t, ROOT / "mutants" / t)
     skip = KILLED if every else KILLED | NOT_RUN
-    alive = sorted(m for m, s in results().items() if m.startswith(prefix + ".") and s not in skip)
+    alive = sorted(m for m, s in results().items() if m.startswith(prefix + ".") and s not in skip
+                   and (names is None or m in names))
     _preload(tests)
     for mutant in alive:
         print(f"{mutant} {'killed' if recheck(mutant, tests) else 'survived'}", flush=True)
 
 
 if __name__ == "__main__":
-    every = "--every" in sys.argv
-    args = [a for a in sys.argv[1:] if a != "--every"]
-    main(args[0], args[1:], every)
+    argv = sys.argv[1:]
+    every = "--every" in argv
+    names = None
+    if "--names" in argv:
+        at = argv.index("--names")
+        names = {line.split()[0] for line in Path(argv[at + 1]).read_text().splitlines() if line.strip()}
+        del argv[at:at + 2]
+    args = [a for a in argv if a != "--every"]
+    main(args[0], args[1:], every, names)
