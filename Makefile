@@ -45,7 +45,7 @@ test: $(STAMP) browser
 test-fast: $(STAMP)
 	$(TEST_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not slow" tests
 
-# Mutation testing of the modules that compute what the report claims ([tool.mutmut] in pyproject.toml): not
+# Mutation testing of the modules that compute what the report claims ([mutmut] in setup.cfg): not
 # part of `make test` (an hour or more on 2 cores). Incremental: a rerun checks only what changed. Then the
 # score per module, and the survivors not judged equivalent in docs/testing.md.
 mutate: $(STAMP) browser
