@@ -53,6 +53,8 @@ def test_detect_reads_the_first_row_of_the_first_file_that_has_one(tmp_path):
     assert C.detect(str(prism)) == "prism", "PRISM is its two files, whatever their rows"
     (prism / "survey.jsonl").unlink()
     assert C.detect(str(prism)) == "generic"
+    (prism / "survey-00000-of-00001.jsonl").write_text("")   # the hub's sharded file names
+    assert C.detect(str(prism)) == "prism"
 
 
 def _score(tmp_path, **kw):
@@ -87,6 +89,9 @@ def test_a_strategy_the_benchmark_lacks_is_refused_naming_it(tmp_path):
         _score(tmp_path, benchmark="rewardbench3")
     _, doc = _score(tmp_path, benchmark="generic", data=str(PATHS["generic"]), strategies=["none"])
     assert doc["config"]["strategies"] == ["none"]
+    with pytest.raises(ConfigError) as exc:
+        _score(tmp_path, benchmark="prism", data=str(PATHS["prism"]), strategies=["oracle"])
+    assert str(exc.value) == "--strategy oracle: prism is scored with none, raw_profile only"
 
 
 def test_a_hub_dataset_is_read_at_the_sha_its_revision_resolved_to(tmp_path, monkeypatch):
@@ -105,3 +110,39 @@ def test_a_hub_dataset_is_read_at_the_sha_its_revision_resolved_to(tmp_path, mon
     _, doc = _score(tmp_path, data=None)
     assert seen[-1][0] == "allenai/reward-bench-2" and doc["dataset"]["revision_asked"] == "main"
     assert doc["data"] == "allenai/reward-bench-2", "no --data: the published id is what was read"
+
+
+def test_the_results_json_counts_the_runs_encoder_work_and_a_rerun_reads_its_cache(tmp_path):
+    """An RM that embeds (similarity) runs on the run's resources: its cache under common.cache_dir, its counts
+    in the results JSON's `run` (outside any DVC hash): all encoded cold, none encoded warm."""
+    params = load_params()
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    entry = params["scoring"]["rms"]["similarity"]
+    args = dict(entry=entry, name="similarity", benchmark="rewardbench2", data=str(PATHS["rewardbench2"]))
+    C.score_benchmark(params, out=tmp_path / "cold", **args)
+    C.score_benchmark(params, out=tmp_path / "warm", **args)
+    cold, warm = (json.loads((tmp_path / d / "results.json").read_text())["run"]["embeddings"] for d in ("cold", "warm"))
+    assert cold["encoded"] > 0 and warm["encoded"] == 0
+    assert warm["cache_hits"] == cold["cache_hits"] + cold["encoded"]
+
+
+def test_a_subset_the_data_lacks_or_data_without_items_names_the_flag(tmp_path):
+    with pytest.raises(ConfigError) as exc:
+        _score(tmp_path, benchmark="generic", data=str(PATHS["generic"]), subset="chatt")
+    assert str(exc.value) == "--subset: no subset 'chatt' in generic (did you mean 'chat'?); valid: chat, code"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    with pytest.raises(ConfigError) as exc:
+        _score(tmp_path, benchmark="generic", data=str(empty))
+    assert str(exc.value) == f"--data {empty}: no items to score"
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_only_the_strategies_asked_are_scored(tmp_path):
+    import pyarrow.parquet as pq
+
+    _, doc = _score(tmp_path, benchmark="prism", data=str(PATHS["prism"]), strategies=["raw_profile"])
+    assert doc["config"]["strategies"] == ["raw_profile"] and list(doc["results"]["strategies"]) == ["raw_profile"]
+    assert set(pq.read_table(tmp_path / "scores.parquet").column("strategy").to_pylist()) == {"raw_profile"}
+    _, doc = _score(tmp_path, benchmark="prism", data=str(PATHS["prism"]))
+    assert doc["config"]["strategies"] == ["none", "raw_profile"], "by default every strategy it has"

@@ -68,7 +68,8 @@ def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, dat
     local = data and Path(data).exists()
     spec = {"source": benchmark, "path": data if local else None, "hub_id": None if local else data,
             "subset": subset, "limit": limit, "revision": revision}
-    bench, items = scoring.load(benchmark, spec, subset_key="--subset")
+    bench, items = scoring.load(benchmark, spec, subset_key="--subset",
+                                data_key=f"--data {data}" if data else f"--benchmark {benchmark}")
     rows = scoring.score(rm, benchmark, bench, items, strategies=strategies)
     write_table(rows, out / "scores.parquet", "list_scores")
     lb = params["leaderboard"]

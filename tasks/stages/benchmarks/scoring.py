@@ -31,14 +31,15 @@ def check_entry(name: str, entry) -> dict:
     return entry
 
 
-def load(name: str, entry: dict, subset_key: str | None = None):
-    """(importer, items) of one params entry; `subset_key`: how an unknown subset is named (default the key)."""
+def load(name: str, entry: dict, subset_key: str | None = None, data_key: str | None = None):
+    """(importer, items) of one params entry; `subset_key` / `data_key`: how an unknown subset / data without
+    items are named (default the params keys; `prbench score` names its flags)."""
     check_entry(name, entry)
     bench = get(entry["source"], f"benchmarks.{name}.source")
     items = bench.load(entry.get("path"), entry.get("hub_id"), entry.get("subset"), entry.get("limit"),
                        subset_key=subset_key or f"benchmarks.{name}.subset", revision=entry.get("revision"))
     if not items:
-        raise ConfigError(f"benchmarks.{name}: no items to score")
+        raise ConfigError(f"{data_key or f'benchmarks.{name}'}: no items to score")
     return bench, items
 
 
