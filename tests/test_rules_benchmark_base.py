@@ -51,6 +51,8 @@ def test_field_values_that_pass():
     assert (row.id, row.required_id(), row.text("q"), row.texts("a", n=2), row.integer("n")) == ("12", "12", "hi", ("x", "y"), 4)
     assert row.message_text("m") == "last" and _row({"m": "plain"}).message_text("m") == "plain"
     assert _row({"m": {"content": "c"}}).message_text("m") == "c"
+    three = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "mid"}, {"role": "user", "content": "end"}]
+    assert _row({"m": three}).message_text("m") == "end", "the last message of a conversation, not the second"
     assert row.text("none", required=False) is None and row.get("none", 5) == 5 and row.get("q") == "hi"
     assert _row({}).id is None
 
