@@ -50,3 +50,36 @@ def test_a_resample_with_a_non_finite_value_is_undefined_alone():
         for row in (0, 2):
             want = M.compute(bench[row], down[row], names, 0.9)[m]
             assert got[m][row] == pytest.approx(want, abs=1e-12), (m, row)
+
+
+def test_a_batched_correlation_never_leaves_its_range_and_a_perfect_order_is_exactly_one():
+    """τ-b, r, ρ and weighted τ lie in [-1, 1], NDCG and RBO in [0, 1], in every row; an order the downstream
+    repeats is 1 and the reversed one -1 (for 3 or 4 RMs floating point alone would give 1.0000000000000002:
+    3/√3/√3); τ-b has the library's bits."""
+    from tasks.downstream.correlation import batch as B
+
+    rng = np.random.default_rng(7)
+    from scipy import stats
+
+    for n in (3, 4, 5, 18):
+        names = [f"rm{i}" for i in range(n)]
+        up = np.arange(1.0, n + 1)
+        rows = np.vstack([up, up[::-1], rng.random((40, n)), rng.integers(0, 3, (40, n)).astype(float)])
+        ties = B.tie_keys(names, np.tile(np.arange(n), (len(rows), 1)))
+        got = B.compute(rows, np.broadcast_to(up, rows.shape), ties, 0.9,
+                        ("pearson", "spearman", "kendall_tau_b", "weighted_tau", "ndcg", "rbo"))
+        for m, lo in (("pearson", -1), ("spearman", -1), ("kendall_tau_b", -1), ("weighted_tau", -1), ("ndcg", 0),
+                      ("rbo", 0)):
+            v = got[m][~np.isnan(got[m])]
+            assert (v >= lo).all() and (v <= 1).all(), (m, n, v.min(), v.max())
+        if n in (3, 4):
+            assert got["kendall_tau_b"][0] == 1.0 and got["kendall_tau_b"][1] == -1.0, n
+        want = [stats.kendalltau(r, up, variant="b").statistic for r in rows]   # the library, the same bits
+        np.testing.assert_array_equal(got["kendall_tau_b"], want)
+        down = rng.random(n)   # every metric has the per-row library form's bits, ties and all
+        got = B.compute(rows, np.broadcast_to(down, rows.shape), ties, 0.9, M.METRICS)
+        for m in M.METRICS:
+            np.testing.assert_array_equal(got[m], [M.compute(r, down, names, 0.9, (m,))[m] for r in rows], m)
+    names = [f"rm{i}" for i in range(6)]   # RBO of two equal orders: 1, never above (p = 0.8: 1.0000000000000002)
+    same = np.arange(6.0)[None, :]
+    assert B.compute(same, same, B.tie_keys(names, np.arange(6)[None, :]), 0.8, ("rbo",))["rbo"][0] == 1.0
