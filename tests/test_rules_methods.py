@@ -110,3 +110,28 @@ def test_the_correlation_table_printed_by_hand():
     assert format_table([]) == "  ".join(["benchmark", "predictor", "downstream", "n", "metric", "value",
                                           "CI (RMs+questions)", "CI (questions)", "random", "reversed", "p",
                                           "p (Holm)", "verdict"])
+
+
+def test_the_table_reads_p_holm_at_005_by_default_and_names_each_predictor():
+    from tasks.downstream.correlation.table import format_table
+
+    lines = format_table([_row(p_holm=0.04), _row(p_holm=0.06, predictor="worst_domain")]).splitlines()
+    assert lines[1].endswith("  significant") and lines[2].endswith("not significant")
+    assert lines[1].split()[1] == "accuracy" and lines[2].split()[1] == "worst_domain"
+
+
+def test_the_scatter_shows_the_accuracy_predictor_only_and_says_when_nothing_pairs(tmp_path, figures):
+    from tasks.downstream.correlation.table import plot
+
+    def point(rm, acc, score, predictor=None):
+        return {"benchmark": "personalised", "downstream": "bon", "rm": rm, "accuracy": acc, "downstream_score": score,
+                "predictor": predictor}
+
+    rows = [_row(metric=m, predictor=p) for m in ("pearson", "spearman", "ndcg") for p in ("accuracy", "worst_domain")]
+    points = [point("a", 0.6, 0.7), point("b", 0.5, 0.4, "accuracy"), point("a", 0.2, 0.7, "worst_domain")]
+    plot(points, rows, 4, tmp_path / "c.png")
+    (ax,) = figures["c.png"]
+    assert sorted(ax["points"]) == [[0.5, 0.4], [0.6, 0.7]] and sorted(ax["texts"]) == ["a", "b"]
+    assert ax["title"].startswith("personalised vs bon (6 RMs): r 0.50 [0.100, 0.800]")
+    plot([], [], 4, tmp_path / "none.png")
+    assert figures["none.png"][0]["texts"] == ["no benchmark x downstream pairing"]
