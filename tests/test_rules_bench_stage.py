@@ -56,6 +56,10 @@ def test_each_refusal_is_one_line_naming_the_key(tmp_path):
         "benchmarks.rb2-demo.path: the pipeline scores a local copy (DVC tracks it); download the hub files first "
         "(`hf download <id> --repo-type dataset --revision <rev> --local-dir <path>`: the sha is then recorded), "
         "or use `prbench score --benchmark` for a hub id")
+    params = _params(tmp_path, subset="Mathh")
+    with pytest.raises(ConfigError) as exc:
+        stage.run(params, "rb2-demo", _out(tmp_path))
+    assert str(exc.value).startswith("benchmarks.rb2-demo.subset: no subset 'Mathh' in rewardbench2 (did you mean 'Math'?)")
     assert not (tmp_path / "data").exists(), "refused before any work"
 
 
@@ -86,3 +90,24 @@ def test_a_local_hub_copy_records_its_revision_and_a_pin_it_lacks_is_refused(tmp
     assert str(exc.value) == (f"benchmarks.rb2-demo.revision: pins {OTHER} but the local copy at {path} is revision "
                               f"{SHA}: run `hf download me/rb2-fork --repo-type dataset --revision {OTHER} "
                               f"--local-dir {path}`")
+
+
+def test_each_rm_is_named_by_its_identity_and_the_runs_counters_stay_out_of_the_metrics(tmp_path):
+    """The metrics name each RM's identity (what provenance compares across runs); the run's counters (an
+    embedding RM's encodes and cache hits) go to the run record, outside DVC's hashes."""
+    import json
+
+    from tasks.core.runlog import read_counters
+    from tasks.models.resources import Resources
+    from tasks.models.rms.registry import make_rm
+
+    params = _params(tmp_path, rms=["similarity", "random"])
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    out = _out(tmp_path)
+    m = stage.run(params, "rb2-demo", out)
+    for name in ("similarity", "random"):
+        want = make_rm(name, params["scoring"]["rms"][name], Resources(params)).identity()
+        assert m["rms"][name]["identity"] == want
+    written = json.loads((tmp_path / layout.bench_scores("rb2-demo")["metrics"]).read_text())
+    assert "run" not in written and written["rms"]["similarity"]["identity"] == m["rms"]["similarity"]["identity"]
+    assert read_counters(out["metrics"])["embeddings"]["encoded"] > 0
