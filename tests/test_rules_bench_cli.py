@@ -110,6 +110,10 @@ def test_a_hub_dataset_is_read_at_the_sha_its_revision_resolved_to(tmp_path, mon
     _, doc = _score(tmp_path, data=None)
     assert seen[-1][0] == "allenai/reward-bench-2" and doc["dataset"]["revision_asked"] == "main"
     assert doc["data"] == "allenai/reward-bench-2", "no --data: the published id is what was read"
+    rows.clear()   # the published dataset without a row: named by the flag that asked for it
+    with pytest.raises(ConfigError) as exc:
+        _score(tmp_path, data=None)
+    assert str(exc.value) == "--benchmark rewardbench2: no items to score"
 
 
 def test_the_results_json_counts_the_runs_encoder_work_and_a_rerun_reads_its_cache(tmp_path):
