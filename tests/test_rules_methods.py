@@ -123,15 +123,18 @@ def test_the_table_reads_p_holm_at_005_by_default_and_names_each_predictor():
 def test_the_scatter_shows_the_accuracy_predictor_only_and_says_when_nothing_pairs(tmp_path, figures):
     from tasks.downstream.correlation.table import plot
 
-    def point(rm, acc, score, predictor=None):
+    def point(rm, acc, score, predictor=None, in_distribution=False):
         return {"benchmark": "personalised", "downstream": "bon", "rm": rm, "accuracy": acc, "downstream_score": score,
-                "predictor": predictor}
+                "predictor": predictor, "in_distribution": in_distribution}
 
-    rows = [_row(metric=m, predictor=p) for m in ("pearson", "spearman", "ndcg") for p in ("accuracy", "worst_domain")]
-    points = [point("a", 0.6, 0.7), point("b", 0.5, 0.4, "accuracy"), point("a", 0.2, 0.7, "worst_domain")]
+    rows = [_row(metric=m, predictor=p, value=0.5 if p != "worst_domain" else -0.3)
+            for m in ("pearson", "spearman", "ndcg") for p in (None, "worst_domain")]
+    points = [point("a", 0.6, 0.7), point("b", 0.5, 0.4, "accuracy"), point("a", 0.2, 0.7, "worst_domain"),
+              point("mine", 0.9, 0.9, in_distribution=True)]
     plot(points, rows, 4, tmp_path / "c.png")
     (ax,) = figures["c.png"]
-    assert sorted(ax["points"]) == [[0.5, 0.4], [0.6, 0.7]] and sorted(ax["texts"]) == ["a", "b"]
+    assert sorted(ax["points"]) == [[0.5, 0.4], [0.6, 0.7], [0.9, 0.9]]
+    assert sorted(ax["texts"]) == ["a", "b", "mine (in-distribution)"]
     assert ax["title"].startswith("personalised vs bon (6 RMs): r 0.50 [0.100, 0.800]")
     plot([], [], 4, tmp_path / "none.png")
     assert figures["none.png"][0]["texts"] == ["no benchmark x downstream pairing"]
