@@ -178,3 +178,22 @@ def test_a_dvc_failure_names_both_revisions_and_its_last_line(monkeypatch):
     monkeypatch.setattr(D.subprocess, "run", lambda cmd, **kw: SimpleNamespace(returncode=3, stdout="", stderr=" \n"))
     with pytest.raises(ConfigError, match=r"^dvc metrics diff nope \(workspace\): exit 3$"):
         D.metrics_diff("nope")
+
+
+def test_the_command_line_and_its_help(monkeypatch):
+    """`prbench diff --help` says what each argument is; `--all` and `--all-metrics` are one flag; --targets many."""
+    monkeypatch.setenv("COLUMNS", "250")   # argparse wraps help to the terminal's width
+    ap = argparse.ArgumentParser(prog="prbench")
+    sub = D.add_parser(ap.add_subparsers(dest="command", required=True))
+    for flag in ("--all", "--all-metrics"):
+        args = ap.parse_args(["diff", "v1", flag])
+        assert (args.rev_a, args.rev_b, args.all_metrics, args.targets) == ("v1", None, True, None)
+    args = ap.parse_args(["diff", "v1", "v2", "--targets", "a.json", "b.json"])
+    assert (args.rev_b, args.all_metrics, args.targets) == ("v2", False, ["a.json", "b.json"])
+    text = " ".join(sub.format_help().split())
+    for said in ("rev_a a git revision: tag, commit or branch", "rev_b another revision (default: the workspace)",
+                 "--all, --all-metrics after the headline, every changed metric with its interval",
+                 "--targets TARGETS [TARGETS ...] only these metrics files"):
+        assert said in text, said
+    assert ("diff what changed between two versions: a headline (leaderboard, primary correlation) with intervals; "
+            "--all for every metric (dvc metrics diff)") in " ".join(ap.format_help().split())
