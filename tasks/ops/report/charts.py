@@ -93,7 +93,8 @@ def scatter(points: list[dict], x_label: str, y_label: str) -> dict | None:
 
 
 def bars(items: list[dict], x_label: str) -> dict | None:
-    """Horizontal bars with CI whiskers: items [{"label", "value", "lo", "hi", "reference"}], in the given order."""
+    """Horizontal bars from zero with CI whiskers: items [{"label", "value", "lo", "hi", "reference"}], in the given
+    order."""
     known = [i for i in items if i["value"] is not None]
     if not known:
         return None
@@ -103,11 +104,12 @@ def bars(items: list[dict], x_label: str) -> dict | None:
     height = TOP + BOTTOM + row * len(known)
     pw = W - left - right
     sx = lambda x: left + (x - lo) / (hi - lo) * pw  # noqa: E731
-    out = []
+    out, zero = [], sx(0.0)   # a bar's length is its value: from zero, leftwards when negative
     for j, i in enumerate(known):
         y = TOP + j * row
-        out.append({"label": i["label"], "y": _fmt(y + 4), "ty": _fmt(y + row / 2 + 4), "x0": _fmt(sx(lo)),
-                    "w": _fmt(sx(i["value"]) - sx(lo)), "h": row - 8, "reference": i.get("reference", False),
+        out.append({"label": i["label"], "y": _fmt(y + 4), "ty": _fmt(y + row / 2 + 4),
+                    "x0": _fmt(min(zero, sx(i["value"]))), "w": _fmt(abs(sx(i["value"]) - zero)), "h": row - 8,
+                    "reference": i.get("reference", False),
                     "whisker": {"x1": _fmt(sx(i["lo"])), "x2": _fmt(sx(i["hi"])), "y": _fmt(y + row / 2)}
                     if i.get("lo") is not None and i.get("hi") is not None else None,
                     "title": f"{i['label']}: {i['value']:.3f}"})

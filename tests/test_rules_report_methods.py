@@ -1,0 +1,133 @@
+"""The report's downstream sections in registry order (tasks/ops/report/methods.py) and `prbench report`'s
+command (tasks/ops/report/cli.py), fast: a method without its own drawing gets the generic section (the mean
+judge score per RM over its questions, with a seeded 95% bootstrap CI over questions); BoN's section folds the
+null baselines by role; the command's one-line refusals, exit codes and default page names."""
+from __future__ import annotations
+
+import argparse
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from tasks.core.errors import ConfigError
+from tasks.downstream.correlation.sides import Side
+from tasks.ops.report import cli, methods as RM
+from tasks.ops.report.sources import Sources
+
+SCORES = {"b": {f"q{i:02d}": (i * 7 % 12) / 11 for i in range(12)}, "a": {"q1": 0.25, "q2": 0.75}}
+
+
+def method(name="dpo", loaded=None):
+    seen = {}
+
+    def load(path, p):
+        seen.update(path=path, p=p)
+        return loaded or Side(name, name, per_question=SCORES)
+    return SimpleNamespace(name=name, title=name.upper(), load=load, seen=seen)
+
+
+def test_the_generic_section_is_each_rms_mean_with_a_seeded_bootstrap_ci_over_questions():
+    m = method()
+    got = RM.generic(m, Sources({"dpo_per_question": "dpo.parquet"}), {"common": {"seed": 7}, "correlation": {"x": 1}})
+    assert m.seen == {"path": "dpo.parquet", "p": {"x": 1}}
+    rng = np.random.default_rng(7)   # by hand: RMs in name order, questions in id order, 1000 resamples
+    expect = []
+    for rm in ("a", "b"):
+        x = np.array([SCORES[rm][q] for q in sorted(SCORES[rm])])
+        means = x[rng.integers(0, len(x), size=(1000, len(x)))].mean(axis=1)
+        lo, hi = np.quantile(means, [0.025, 0.975])
+        expect.append({"rm": rm, "score": f"{x.mean():.3f}", "ci": f"[{lo:.3f}, {hi:.3f}]", "n": len(x)})
+    assert got["rows"] == expect
+    assert [r["score"] for r in got["rows"]] == ["0.500", "0.500"] and [r["n"] for r in got["rows"]] == [2, 12]
+    bars = got["chart"]["bars"]
+    assert [b["label"] for b in bars] == ["a", "b"] and not any(b["reference"] for b in bars)
+    assert all(b["whisker"] for b in bars) and got["chart"]["x_label"] == "judge score"
+    other = RM.generic(method(), Sources({"dpo_per_question": "p"}), {"common": {"seed": 8}})
+    assert other["rows"] != got["rows"], "the seed is the run's"
+    assert RM.generic(method(), Sources({"dpo_per_question": "p"}), {})["rows"][0]["ci"] == RM.generic(
+        method(), Sources({"dpo_per_question": "p"}), {"common": {"seed": 0}})["rows"][0]["ci"], "seed 0 by default"
+
+
+def test_a_constant_score_has_a_zero_width_interval_and_no_input_no_section():
+    flat = Side("dpo", "dpo", per_question={"a": {"q1": 0.5, "q2": 0.5}})
+    got = RM.generic(method(loaded=flat), Sources({"dpo_per_question": "p"}), {})
+    assert got["rows"] == [{"rm": "a", "score": "0.500", "ci": "[0.500, 0.500] (zero width: every resample gave the "
+                                                             "same value)", "n": 2}]
+    assert RM.generic(method(), Sources({}), {}) is None and RM.per_question_input("rl") == "rl_per_question"
+
+
+def test_sections_follow_the_registry_bon_and_rl_drawn_their_own_way(monkeypatch):
+    from tasks.downstream.correlation import methods as registry
+
+    extra = SimpleNamespace(name="dpo", title="DPO", load=method().load)
+    real = registry.methods()
+    monkeypatch.setattr(registry, "methods", lambda: [*real, extra])
+    got = RM.sections(Sources({}), {})
+    assert [(s["name"], s["template"], s["context"]) for s in got] == [
+        ("bon", "section_bon.html.j2", None), ("rl", "section_rl.html.j2", None), ("dpo", RM.GENERIC, None)]
+    assert [s["title"] for s in got] == [m.title for m in real] + ["DPO"]
+
+
+def test_bons_section_folds_the_null_baselines_by_role(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(RM.downstream, "bon", lambda curve, metrics, nulls: seen.update(nulls=nulls) or "ctx")
+    params = {"scoring": {"rms": {"r": {"kind": "random"}, "l": {"kind": "length-longer"}, "x": {"kind": "seq-cls"},
+                                  "m": {"kind": "mixture"}}}}
+    assert RM.OWN.get("bon")(Sources({}), params) == ("section_bon.html.j2", "ctx")
+    assert seen["nulls"] == {"r", "l"}
+    RM.OWN.get("bon")(Sources({}), {})
+    assert seen["nulls"] == set()
+
+
+# --- prbench report ------------------------------------------------------------------------------------------
+
+def args(**kw):
+    return argparse.Namespace(**{"compare": None, "out": None, "params": None, **kw})
+
+
+def test_default_page_names_are_safe_file_names_under_results():
+    assert cli.default_out(None) == cli.RESULTS / "report.html" == cli.default_out([])
+    assert cli.default_out(["v1.0", "feature/x y"]) == cli.RESULTS / "compare-v1.0-feature_x_y.html"
+    assert cli.default_out(["HEAD~1"]) == cli.RESULTS / "compare-HEAD_1-workspace.html"
+
+
+def test_more_than_two_revisions_is_refused_in_one_line(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "page", lambda a: pytest.fail("no work before the check"))
+    assert cli.cmd_report(args(compare=["a", "b", "c"])) == 2
+    assert capsys.readouterr().err == "prbench report --compare: one or two revisions (REV [REV2])\n"
+
+
+def test_a_config_error_is_one_line_and_exit_1_with_no_page_written(capsys, monkeypatch, tmp_path):
+    def fail(a):
+        raise ConfigError("params.yaml: scoring.rms: missing")
+    monkeypatch.setattr(cli, "page", fail)
+    assert cli.cmd_report(args(out=str(tmp_path / "r.html"))) == 1
+    assert capsys.readouterr().err == "params.yaml: scoring.rms: missing\n" and not (tmp_path / "r.html").exists()
+
+
+def test_the_page_is_written_where_asked_and_its_size_said(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr(cli, "page", lambda a: "é" * 1024)
+    assert cli.cmd_report(args(out=str(tmp_path / "r.html"))) == 0
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == "é" * 1024
+    assert capsys.readouterr().out == f"prbench: wrote {tmp_path / 'r.html'} (2 KB); open it in a browser\n"
+    monkeypatch.chdir(tmp_path)
+    assert cli.cmd_report(args(compare=["v1"])) == 0
+    assert (tmp_path / "results/compare-v1-workspace.html").exists()
+
+
+def test_compare_reads_rev2_or_the_workspace(monkeypatch):
+    from tasks.ops.report import compare
+
+    calls = []
+    monkeypatch.setattr(compare, "build", lambda a, b, title: calls.append((a, b, title)) or "html")
+    assert cli.page(args(compare=["v1"])) == "html" and cli.page(args(compare=["v1", "v2"])) == "html"
+    assert calls == [("v1", None, "prbench: v1 vs workspace"), ("v1", "v2", "prbench: v1 vs v2")]
+
+
+def test_the_parser_takes_compare_out_and_params():
+    sub = argparse.ArgumentParser().add_subparsers()
+    ap = cli.add_parser(sub)
+    a = ap.parse_args(["--compare", "v1", "v2", "--out", "x.html", "--params", "p.yaml"])
+    assert (a.compare, a.out, a.params, a.func) == (["v1", "v2"], "x.html", "p.yaml", cli.cmd_report)
+    assert ap.parse_args([]).compare is None
