@@ -88,7 +88,7 @@ def test_a_cpu_below_the_floor_is_said_in_one_line():
 
 
 def test_intel_gets_mkls_avx2_branch_and_amd_mkls_own_dispatch():
-    assert numerics.wanted("2", "GenuineIntel")["MKL_CBWR"] == "AVX2"
+    assert numerics.wanted("2", "GenuineIntel")["MKL_CBWR"] == "AVX2,STRICT"
     assert "MKL_CBWR" not in numerics.wanted("2", "AuthenticAMD")
     env = {"MKL_CBWR": "AVX512"}
     numerics.pin(2, env=env, err=io.StringIO())

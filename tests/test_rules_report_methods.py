@@ -131,3 +131,58 @@ def test_the_parser_takes_compare_out_and_params():
     a = ap.parse_args(["--compare", "v1", "v2", "--out", "x.html", "--params", "p.yaml"])
     assert (a.compare, a.out, a.params, a.func) == (["v1", "v2"], "x.html", "p.yaml", cli.cmd_report)
     assert ap.parse_args([]).compare is None
+
+
+# --- the run page's build ------------------------------------------------------------------------------------
+
+def test_the_page_lists_its_sections_in_page_order_and_writes_the_headline(monkeypatch, tmp_path):
+    from tasks.ops.report import build
+
+    ctx = {"headline": {}, "leaderboard": None, "heatmaps": [], "validity": {}, "correlation": None, "data": {},
+           "provenance": {}, "benchmark_matrix": None, "benchmark_boards": {"rb2": {}},
+           "downstream": [{"name": "bon", "context": None}, {"name": "rl", "context": {}}]}
+    monkeypatch.setattr(build, "run_context", lambda params, inputs, version: ctx)
+    monkeypatch.setattr(build, "render", lambda template, context: "<p>é</p>")
+    out = {"page": str(tmp_path / "index.html"), "headline": str(tmp_path / "headline.json")}
+    got = build.run({}, {}, "v", out)
+    assert got == {"sections": ["headline", "domains", "validity", "rl", "data", "provenance", "benchmarks"],
+                   "run": {"page_bytes": 9}}
+    assert (tmp_path / "index.html").read_text(encoding="utf-8") == "<p>é</p>"
+    assert (tmp_path / "headline.json").exists()
+    ctx.update(benchmark_boards={}, benchmark_matrix={"x": 1})
+    assert build.run({}, {}, "v", {"page": str(tmp_path / "p2.html")})["sections"][-1] == "benchmarks"
+    assert not (tmp_path / "p2.json").exists()
+    ctx.update(benchmark_matrix=None)
+    assert "benchmarks" not in build.run({}, {}, "v", {"page": str(tmp_path / "p3.html")})["sections"]
+
+
+def test_the_provenance_block_names_references_differences_rms_dataset_and_inputs(tmp_path):
+    import json
+
+    from tasks.core.artifacts import file_hash
+    from tasks.ops.report import build, provenance
+
+    (tmp_path / "paper.yaml").write_text("scoring:\n  batch: 16\n  rms:\n    a: {kind: seq-cls}\nseed: 1\n")
+    (tmp_path / "same.yaml").write_text("scoring:\n  batch: 8\n  rms:\n    a: {kind: seq-cls}\nseed: 1\n")
+    for name in ("questions", "pairs"):
+        (tmp_path / name).write_text(name)
+    (tmp_path / "ingest.json").write_text(json.dumps({"revision": {"org/lamp": "abc"}}))
+    (tmp_path / "a.json").write_text(json.dumps({"identity": "seq:a"}))
+    src = Sources({"reference:paper": str(tmp_path / "paper.yaml"), "reference:same": str(tmp_path / "same.yaml"),
+                   "questions": str(tmp_path / "questions"), "pairs": str(tmp_path / "pairs"),
+                   "ingest_metrics": str(tmp_path / "ingest.json"), "score_metrics:a": str(tmp_path / "a.json")})
+    params = {"scoring": {"batch": 8, "rms": {"a": {"kind": "seq-cls", "model": "m"}}}, "seed": 1}
+    got = build.provenance_context(params, src, "v" * 64)
+    assert got["references"] == [{"label": "paper", "path": str(tmp_path / "paper.yaml"), "differing": 2},
+                                 {"label": "same", "path": str(tmp_path / "same.yaml"), "differing": 1}]
+    assert got["differences"] == [{"key": "scoring.batch", "run": "8", "references": ["16", "8"]},
+                                  {"key": "scoring.rms.a.model", "run": '"m"', "references": ["(absent)"] * 2}]
+    assert [(r["rm"], r["identity"]) for r in got["rms"]] == [("a", "seq:a")]
+    assert got["dataset"] == provenance.dataset_hash({"questions": str(tmp_path / "questions"),
+                                                      "pairs": str(tmp_path / "pairs")})
+    assert got["revisions"] == [{"repo": "org/lamp", "revision": "abc", "read_by": "ingest"}]
+    assert got["inputs"][0] == {"name": "ingest_metrics", "path": str(tmp_path / "ingest.json"),
+                                "sha256": file_hash(tmp_path / "ingest.json")}
+    assert [i["name"] for i in got["inputs"]] == sorted(src.inputs)
+    assert got["code_version"] == "v" * 64 and len(got["params_hash"]) == 64
+    assert build.provenance_context(params, Sources({}), "v")["dataset"] is None

@@ -41,7 +41,9 @@ def library_pins(capability: str = CAPABILITY) -> dict:
 
 
 ISA_PINS = library_pins()
-MKL_BRANCH = "AVX2"                       # MKL_CBWR: Intel CPUs only (see wanted)
+# MKL_CBWR on Intel CPUs only (see wanted). STRICT: plain CNR keeps a result only for the same alignment and
+# matrix shape, so on a Xeon with AVX-512 a vector moved with its batch size and a clone's training differed
+MKL_BRANCH = "AVX2,STRICT"
 THREAD_VARS = ("PRBENCH_TORCH_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 # /proc/cpuinfo flags the pins need: AVX2 and FMA (torch, OpenBLAS Haswell), and the rest of x86-64-v3, without
 # which numpy runs its baseline loops instead of X86_V3 (abm: LZCNT)
