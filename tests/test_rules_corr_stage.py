@@ -84,11 +84,14 @@ def test_downstreams_benchmarks_and_comparisons_are_checked_by_name():
 def test_the_primary_tests_method_must_be_a_listed_downstream_unless_an_external_table_gives_it():
     primary = {"method": "rl", "strategy": "none"}
     assert bad(primary=primary) == "correlation.primary.method: 'rl' is not in correlation.downstream (bon)"
+    assert bad(primary={**primary, "method": "x"}, downstream=["bon", "rl"]) == \
+        "correlation.primary.method: 'x' is not in correlation.downstream (bon, rl)"
     stage.check_params({**P, "primary": primary, "downstream_tables": ["ppo.csv"]})
     stage.check_params({**P, "primary": primary, "downstream": []})
     stage.check_params({**P, "primary": {**primary, "method": "bon"}})
-    assert "correlation.primary.strategy" in bad(primary={"method": "bon", "strategy": "nope"})
-    assert "correlation.strategy" in bad(strategy="nope")
+    valid = "unknown name 'nope' (did you mean 'none'?); valid: none, oracle, planner, raw_profile"
+    assert bad(primary={"method": "bon", "strategy": "nope"}) == f"correlation.primary.strategy[0]: {valid}"
+    assert bad(strategy="nope") == f"correlation.strategy[0]: {valid}"
 
 
 # --- one pairing --------------------------------------------------------------------------------------
@@ -234,7 +237,9 @@ def test_the_metrics_say_the_status_level_verdicts_and_who_scored_each_side():
         "prism": {"source": "published", "scored_by": "published: acc", "accuracy": {"b": 0.5}}}
     assert m["downstream"] == {"bon": {"source": "bon", "score": {"a": 0.25, "b": 0.75}}}
     assert m["ci_method"] == stage.METHOD == m["conventions"]["ci"]
-    assert m["conventions"]["comparisons"].endswith("p one-sided (H1: X predicts better)")
+    assert m["conventions"]["comparisons"] == ("X vs Y: correlation of X minus that of Y with the same downstream, "
+                                               "same resamples of RMs and questions; p one-sided (H1: X predicts better)")
+    assert (mine["status"], m["correlations"]["rb2:worst_domain"]["bon"]["status"]) == ("ok", "too few RMs (n=2 < 5)")
 
 
 def test_without_an_ok_pairing_the_status_is_that_of_the_widest_one():
@@ -349,3 +354,25 @@ def test_the_summary_is_the_table_at_the_runs_level(tmp_path):
     assert rows == pq.read_table(out["correlation"]).to_pylist()
     assert stage.stage_summary(out, m) == stage.format_table(rows, m["alpha"])
     assert stage.stage_summary(out, {}) == stage.format_table(rows, 0.05)
+
+
+def test_the_metrics_give_each_predictors_value_and_read_the_raw_p_where_no_holm_p():
+    two = Side("personalised", "scores", per_question={"a": {"q1": 1.0, "q2": 0.0, "q3": 1.0}},
+               domains={"q1": "art", "q2": "law", "q3": "law"})
+    raw = {"status": "ok", "n_rms": 5, "rms": list("abcde"), **{m: cell(0.001, None) for m in M.METRICS}}
+    m = stage.build_metrics(dict(QUICK), {"personalised": two}, {}, {("personalised", "accuracy", "bon"): raw}, {},
+                            set())
+    assert m["benchmarks"]["personalised"] == {"source": "scores", "accuracy": {"a": 0.6667},
+                                               "worst_domain": {"a": 0.5}}
+    assert {c["verdict"] for c in m["correlations"]["personalised"]["bon"].values() if isinstance(c, dict)} == \
+        {M.SIGNIFICANT}, "no Holm p: the raw one decides"
+    assert m["significant"] == len(M.METRICS)
+
+
+def test_a_comparison_below_the_minimum_reads_as_its_status_not_as_a_missing_p():
+    few = {("personalised", "generic", "bon", "accuracy"): {
+        "status": "too few RMs (n=2 < 5)", "n_rms": 2, "cells": {m: dict.fromkeys(stage.COMPARE_FIELDS) for m in M.METRICS}}}
+    m = stage.build_metrics(dict(QUICK), {}, {}, {}, few, set())
+    cell = m["comparisons"]["personalised vs generic"]["bon"]
+    assert cell["status"] == "too few RMs (n=2 < 5)" and cell["n_rms"] == 2
+    assert {cell[x]["verdict"] for x in M.METRICS} == {"too few RMs (n=2 < 5)"}

@@ -103,9 +103,13 @@ def test_the_bon_table_reads_the_reported_method_in_all_domains_reference_lines_
     series = {s["name"]: s for s in got["chart"]["series"]}
     assert set(series) == {"a", "b", "(oracle)", "(random)"}
     assert series["(oracle)"]["dash"] and not series["b"]["dash"]
+    band = [tuple(map(float, xy.split(","))) for xy in series["b"]["band"].split()]
+    assert [x for x, _ in band] == [56.0, 490.0, 490.0, 56.0], "upper bounds at k = 1, 4, then lower bounds back"
+    assert band[0][1] < band[3][1] and band[1][1] < band[2][1], "the upper bound drawn above the lower"
     assert [p["title"] for p in series["b"]["points"]] == ["b, k = 1: 0.500 [0.400, 0.600]",
                                                           "b, k = 4: 0.700 [0.600, 0.800]"]
     assert [t["label"] for t in got["chart"]["xticks"]] == ["1", "4"]
+    assert (got["chart"]["x_label"], got["chart"]["y_label"]) == ("k (best of k samples)", "judge score")
     first = D.bon(curve, {"reported_method": "first_k", "skipped_ks": [8]})
     assert first["ks"] == [4] and [r["rm"] for r in first["table"]] == ["a"] and first["skipped"] == [8]
     assert D.bon([], {}) is None and D.bon(None, None) is None
@@ -175,6 +179,9 @@ def test_rl_rows_put_the_baseline_first_then_the_best_policy_with_its_gain_and_s
     assert (c["questions"], c["score"]) == ("0", DASH)
     assert [x["label"] for x in got["chart"]["bars"]] == ["base (baseline)", "b", "a"], "no score: no bar"
     assert [x["reference"] for x in got["chart"]["bars"]] == [True, False, False]
+    assert got["chart"]["x_label"] == "judge score"
+    assert [(x["title"], x["whisker"] is None) for x in got["chart"]["bars"]] == [
+        ("base (baseline): 0.300", True), ("b: 0.700", True), ("a: 0.500", False)]
     assert {k: got[k] for k in ("status", "decoding", "judge", "invalid_score", "seed_spread")} == {
         "status": "ok", "decoding": "greedy", "judge": "qwen", "invalid_score": 0, "seed_spread": 0.1}
     assert D.rl(None, {}) is None and D.rl([], None)["rows"] == []
@@ -224,8 +231,9 @@ def test_the_correlation_table_keeps_the_stages_order_and_reads_verdicts_at_the_
 
 
 def test_one_scatter_per_accuracy_pairing_its_points_named_with_what_they_share():
-    rows = [corr_row("personalised", "spearman", 0.01, 0.01), corr_row("generic", "spearman", 0.01, 0.01),
-            corr_row("personalised", "spearman", 0.01, 0.01, predictor="worst_domain")]
+    rows = [corr_row("personalised", "spearman", 0.01, 0.01),
+            corr_row("personalised", "spearman", 0.01, 0.01, predictor="worst_domain"),
+            corr_row("generic", "spearman", 0.01, 0.01)]
     points = [point("a", acc=0.9, score=0.8, in_distribution=True, shares_llm_with="bon.judge"),
               point("b", acc=0.1, score=0.2), point("a", predictor="worst_domain", acc=0.3),
               point("a", bench="generic", acc=0.7), point("b", bench="generic", acc=None),
@@ -328,3 +336,31 @@ def test_charts_are_drawn_only_with_something_to_draw():
     assert charts.line_chart([{"name": "a", "points": [{"x": 1, "y": None}]}], [1], "k", "s") is None
     assert charts.bars([{"label": "a", "value": None}], "s") is None
     assert charts.scatter([{"label": "a", "x": None, "y": 1.0}], "x", "y") is None
+
+
+def test_the_chart_keeps_the_best_at_the_largest_k_a_zero_before_a_missing_score(monkeypatch):
+    monkeypatch.setattr(board, "MAX_RMS_SHOWN", 3)
+
+    def at(scores):
+        return {(rm, k): {"judge_score": s} for rm, by_k in scores.items() for k, s in by_k.items()}
+    ks = [1, 4, 16]
+    x = {"b": {16: 0.9}, "c": {16: 0.7}, "e": {4: 0.95}, "f": {4: 0.99, 16: 0.0}, "n": {16: 1.0}}
+    assert D._bon_shown([*x, "(oracle)"], at(x), ks, {"n"}) == (
+        ["b", "c", "e", "f", "(oracle)"], ["b", "c", "f", "(oracle)"], ["n"]), "f's 0.0 at k = 16 beats e's none"
+    y = {"a": {16: 0.6}, "b": {16: 0.9}, "c": {16: 0.7}, "f": {16: 0.0}}
+    assert D._bon_shown(list(y), at(y), ks, set())[1] == ["a", "b", "c"], "a zero is a zero, not the best"
+
+
+def test_a_k_without_null_scores_in_the_middle_is_an_empty_cell_and_the_line_goes_on():
+    at = {("n1", 1): bon_row("n1", 1, 0.2), ("n1", 16): bon_row("n1", 16, 0.3)}
+    line, row = D._null_range(["n1"], at, [1, 4, 16])
+    assert [c and c["score"] for c in row["cells"]] == ["0.200–0.200", None, "0.300–0.300"]
+    assert [p["x"] for p in line["points"]] == [1, 16]
+
+
+def test_a_dimension_rated_on_one_side_only_shows_that_side():
+    s = summary()
+    s["per_dimension"]["relevance"] = {"all": {"chosen": {"mean": 4.5}}}
+    s["per_dimension"]["factuality"] = {"all": None}
+    dims = D.human_eval({"human": s})["human"]["dimensions"]
+    assert [(d["chosen"], d["rejected"]) for d in dims[:2]] == [(DASH, DASH), ("4.50", DASH)]
