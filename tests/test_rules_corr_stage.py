@@ -301,6 +301,9 @@ def test_rms_a_downstream_could_not_use_are_named_and_the_split_half_counted(tmp
     assert [(r["benchmark"], r["metric"]) for r in rows] == [(b, x) for b in ("personalised", "generic")
                                                              for x in M.METRICS]
     assert all(r["n_rms"] == 5 and r["predictor"] == "accuracy" for r in rows), "g has no BoN answers; a is excluded"
+    points = pq.read_table(outs(tmp_path)["points"]).to_pylist()
+    assert sorted((p["benchmark"], p["rm"]) for p in points) == sorted((b, rm) for b in ("personalised", "generic")
+                                                                       for rm in "bcdef"), "every pairing's points"
 
 
 def test_a_benchmarks_entry_named_like_a_scored_benchmark_is_refused(tmp_path, monkeypatch):
@@ -376,3 +379,33 @@ def test_a_comparison_below_the_minimum_reads_as_its_status_not_as_a_missing_p()
     cell = m["comparisons"]["personalised vs generic"]["bon"]
     assert cell["status"] == "too few RMs (n=2 < 5)" and cell["n_rms"] == 2
     assert {cell[x]["verdict"] for x in M.METRICS} == {"too few RMs (n=2 < 5)"}
+
+
+def test_a_worst_domain_pairing_ranks_by_the_worst_domain():
+    bench = Side("personalised", "scores", domains={"q1": "art", "q2": "law"},
+                 per_question={"a": {"q1": 1.0, "q2": 0.0}, "b": {"q1": 0.4, "q2": 0.4}, "c": {"q1": 0.2, "q2": 0.2}})
+    down = fixed("bon", [0.1, 0.3, 0.2], "bon")
+    head, points = stage.pairing(bench, down, "worst_domain", set(), {**QUICK, "min_rms": 3}, 1, {})
+    assert [(p["rm"], p["accuracy"], p["benchmark_rank"], p["predictor"]) for p in points] == [
+        ("a", 0.0, 3, "worst_domain"), ("b", 0.4, 1, "worst_domain"), ("c", 0.2, 2, "worst_domain")]
+    assert head["spearman"]["value"] == pytest.approx(1.0), "by accuracy (0.5, 0.4, 0.2) it would be -0.5"
+
+
+def test_nothing_downstream_is_one_line_saying_what_to_list(tmp_path):
+    with pytest.raises(ConfigError) as exc:
+        stage.run({"common": {"seed": 1}, "correlation": {**QUICK, "downstream": []}}, {"scores": {}}, outs(tmp_path))
+    assert str(exc.value) == ("correlation: nothing downstream to compare with: list 'bon' in correlation.downstream "
+                              "or a file in correlation.downstream_tables")
+    assert not (tmp_path / "out").exists(), "refused before any output"
+
+
+def test_a_benchmark_asked_by_its_published_score_is_not_looked_for_in_our_scores(tmp_path, monkeypatch):
+    seen = {}
+
+    def published(names, folders, strategy):
+        seen["names"] = names
+        return {n: Side(n, "published", fixed=dict(zip(RMS, [0.6, 0.5, 0.4, 0.3, 0.2, 0.1])), rule="r") for n in names}
+    monkeypatch.setattr(stage.published, "load_published", published)
+    m = run(tmp_path, benchmarks=["personalised", "rb2:published"], comparisons=[])
+    assert seen["names"] == ["rb2"] and set(m["correlations"]) == {"personalised", "rb2"}
+    assert m["benchmarks"]["rb2"]["scored_by"] == "published: r"

@@ -204,7 +204,7 @@ def test_the_correlation_table_keeps_the_stages_order_and_reads_verdicts_at_the_
     rows = [corr_row("generic", "spearman", 0.01, 0.03), corr_row("personalised", "spearman", 0.001, 0.004),
             corr_row("generic", "ndcg", 0.02, None), corr_row("generic", "rbo", None, None, status="too few RMs"),
             corr_row("personalised", "spearman", 0.3, 0.6, predictor="worst_domain"),
-            corr_row("personalised", "ndcg", 0.0004, 0.0009, predictor=None)]
+            {**corr_row("personalised", "ndcg", 0.0004, 0.5, predictor=None), "ci_low": 0.7, "ci_high": 0.7}]
     m = {"alpha": 0.025, "strategy": "none", "status": "ok", "excluded_rms": ["random"], "min_rms": 5,
          "ci_method": "bootstrap", "conventions": {"z": 1, "a": 2}, "in_distribution": ["b"],
          "shares_llm_with": {"b": ["bon.judge", "pairs.judge"]}, "shares_encoder_with": {"a": ["retrieval"]}}
@@ -214,13 +214,14 @@ def test_the_correlation_table_keeps_the_stages_order_and_reads_verdicts_at_the_
         ("personalised", "accuracy", "spearman"), ("personalised", "accuracy", "ndcg"),
         ("personalised", "worst_domain", "spearman")]
     assert [t["status"] for t in got["table"]] == ["not significant", "significant", "too few RMs", "significant",
-                                                   "significant", "not significant"], \
+                                                   "not significant", "not significant"], \
         "the Holm p at alpha 0.025 (0.03 is not); the raw p where no Holm p"
     assert got["table"][0] == {"benchmark": "generic", "predictor": "accuracy", "downstream": "bon",
                                "metric": "spearman", "value": "0.500", "ci": "[0.100, 0.900]",
                                "ci_questions": "[0.200, 0.800]", "random": "0.010", "reversed": "-1.000",
                                "p": "0.010", "p_holm": "0.030", "n_rms": 6, "status": "not significant"}
-    assert (got["significant"], got["tested"], got["alpha"]) == (3, 5, 0.025)
+    assert (got["significant"], got["tested"], got["alpha"]) == (2, 5, 0.025)
+    assert got["table"][4]["ci"] == "[0.700, 0.700] (n = 6; zero width: every resample gave the same value)"
     assert got["conventions"] == [("a", 2), ("z", 1)] and got["excluded"] == ["random"]
     assert got["shared"] == ["a shares encoder with retrieval", "b shares LLM with bon.judge, pairs.judge"]
     assert {k: got[k] for k in ("strategy", "status", "min_rms", "ci_method", "in_distribution", "primary",
@@ -364,3 +365,12 @@ def test_a_dimension_rated_on_one_side_only_shows_that_side():
     s["per_dimension"]["factuality"] = {"all": None}
     dims = D.human_eval({"human": s})["human"]["dimensions"]
     assert [(d["chosen"], d["rejected"]) for d in dims[:2]] == [(DASH, DASH), ("4.50", DASH)]
+
+
+def test_an_older_table_without_predictors_reads_as_accuracy():
+    rows = [{k: v for k, v in corr_row("personalised", m, 0.01, 0.02).items() if k != "predictor"}
+            for m in ("spearman", "ndcg")]
+    points = [{k: v for k, v in point(rm, acc=a).items() if k != "predictor"} for rm, a in (("a", 0.9), ("b", 0.1))]
+    got = D.correlation(rows, points, {})
+    assert [(t["predictor"], t["metric"]) for t in got["table"]] == [("accuracy", "spearman"), ("accuracy", "ndcg")]
+    assert [(s["benchmark"], s["points"]) for s in got["scatters"]] == [("personalised", 2)]
