@@ -409,3 +409,17 @@ def test_a_benchmark_asked_by_its_published_score_is_not_looked_for_in_our_score
     m = run(tmp_path, benchmarks=["personalised", "rb2:published"], comparisons=[])
     assert seen["names"] == ["rb2"] and set(m["correlations"]) == {"personalised", "rb2"}
     assert m["benchmarks"]["rb2"]["scored_by"] == "published: r"
+
+
+def test_the_pre_registered_test_reads_the_same_scores_and_downstream_as_the_stage(tmp_path):
+    weights = dict(zip(RMS, [1.0, 0.8, 0.6, 0.4, 0.2, 0.0]))
+    params = {"common": {"seed": 2604, "cache_dir": str(tmp_path / "cache")}, "bon": {"n": 4, "max_k": 4},
+              "scoring": {"rms": {rm: {"kind": "mixture", "weight": w} for rm, w in weights.items()}},
+              "correlation": {**QUICK, "bon_k": 4, "primary": {
+                  "benchmark": "personalised", "strategy": "none", "method": "bon", "statistic": "pearson",
+                  "alternative": "greater", "alpha": 0.05, "rms": ["*"]},
+                  "power": {"effect": 0.9, "pairs": 4, "questions": 4, "simulations": 10, "flips": 19}}}
+    inputs = {"scores": write_scores(tmp_path, RMS), "bon": write_bon(tmp_path, RMS), "bench_scores": {}}
+    pr = stage.run(params, inputs, outs(tmp_path))["primary"]
+    assert (pr["status"], pr["rms"], pr["n_questions"], pr["n_pairs"]) == ("ok", RMS, 10, 10)
+    assert pr["estimate"] == pytest.approx(1.0) and pr["positive_control"] is True

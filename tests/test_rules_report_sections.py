@@ -204,7 +204,8 @@ def test_the_correlation_table_keeps_the_stages_order_and_reads_verdicts_at_the_
     rows = [corr_row("generic", "spearman", 0.01, 0.03), corr_row("personalised", "spearman", 0.001, 0.004),
             corr_row("generic", "ndcg", 0.02, None), corr_row("generic", "rbo", None, None, status="too few RMs"),
             corr_row("personalised", "spearman", 0.3, 0.6, predictor="worst_domain"),
-            {**corr_row("personalised", "ndcg", 0.0004, 0.5, predictor=None), "ci_low": 0.7, "ci_high": 0.7}]
+            {**corr_row("personalised", "ndcg", 0.0004, 0.5, predictor=None), "ci_low": 0.7, "ci_high": 0.7,
+             "ci_low_questions": 0.6, "ci_high_questions": 0.6}]
     m = {"alpha": 0.025, "strategy": "none", "status": "ok", "excluded_rms": ["random"], "min_rms": 5,
          "ci_method": "bootstrap", "conventions": {"z": 1, "a": 2}, "in_distribution": ["b"],
          "shares_llm_with": {"b": ["bon.judge", "pairs.judge"]}, "shares_encoder_with": {"a": ["retrieval"]}}
@@ -222,6 +223,7 @@ def test_the_correlation_table_keeps_the_stages_order_and_reads_verdicts_at_the_
                                "p": "0.010", "p_holm": "0.030", "n_rms": 6, "status": "not significant"}
     assert (got["significant"], got["tested"], got["alpha"]) == (2, 5, 0.025)
     assert got["table"][4]["ci"] == "[0.700, 0.700] (n = 6; zero width: every resample gave the same value)"
+    assert got["table"][4]["ci_questions"] == "[0.600, 0.600] (n = 6; zero width: every resample gave the same value)"
     assert got["conventions"] == [("a", 2), ("z", 1)] and got["excluded"] == ["random"]
     assert got["shared"] == ["a shares encoder with retrieval", "b shares LLM with bon.judge, pairs.judge"]
     assert {k: got[k] for k in ("strategy", "status", "min_rms", "ci_method", "in_distribution", "primary",
