@@ -86,3 +86,10 @@ def test_negative_bars_run_left_from_zero_and_all_zero_bars_still_have_an_axis()
     assert (x["x0"], x["w"], y["x0"], y["w"]) == ("170.0", "214.6", "384.6", "214.6"), "equal values, equal lengths"
     flat = C.bars([{"label": "x", "value": 0.0}], "s")
     assert flat["bars"][0]["w"] == "0.0" and flat["xticks"][-1]["label"] == "1.00"
+
+
+def test_the_bar_axis_reaches_the_whiskers_and_a_half_known_interval_draws_none():
+    got = C.bars([{"label": "a", "value": 0.5, "lo": -0.2, "hi": 0.9}, {"label": "b", "value": 0.3, "lo": 0.1}], "s")
+    assert got["width"] == 640 and got["xticks"][0]["label"] == "-0.20" and got["xticks"][-1]["label"] == "0.95"
+    assert got["bars"][0]["whisker"] == {"x1": "170.0", "x2": "592.7", "y": "26.0"}
+    assert got["bars"][1]["whisker"] is None

@@ -147,3 +147,54 @@ def test_the_page_context_names_both_versions_and_counts_the_changes():
     assert ctx["summary"] == {"accuracies": 2, "ranks": 2, "correlations": 1, "metrics": 2}
     assert ctx["board"]["rows"][0]["cells"][6]["text"] == "yes", "B's interval reaches the leaderboard"
     assert C.compare_context(raw, "v1", "v2", "t")["rev_b"] == "v2"
+
+
+def test_plain_cells_sort_by_their_value_and_side_by_side_cells_keep_three_decimals():
+    assert C._plain(0.8, "80.0%") == {"v": 0.8, "text": "80.0%", "cls": ""}
+    assert C._plain(None, DASH) == {"v": "", "text": DASH, "cls": ""}
+    assert C._side_by_side(0.12345, 0.5) == {"old": "0.123", "new": "0.500", "cls": "changed"}
+    assert C._side_by_side(0.12345, 0.5, digits=2)["old"] == "0.12"
+
+
+def test_the_page_context_holds_every_table_and_bs_intervals_reach_the_changed_list():
+    raw = {LB: {"rms.a.none.micro.accuracy": ov(0.8, 0.9)},
+           CORR: {"correlations.personalised.bon.spearman.value": ov(0.5, 0.4)},
+           BON: {"lines.a.expected.4.score": ov(0.4, 0.5)},
+           layout.INGEST["metrics"]: {"per_domain_split.law/test.questions": ov(4, 5)},
+           layout.HUMAN_EVAL["metrics"]: {"source": ov("a", "b")}}
+    cis = {LB: {"rms.a.none.micro.accuracy": [0.85, 0.95]}}
+    ctx = C.compare_context(raw, "v1", "v2", "t", cis)
+    assert set(ctx) == {"title", "mode", "rev_a", "rev_b", "board", "correlation", "bon", "data", "human", "changed",
+                        "summary"}
+    assert (ctx["correlation"], ctx["bon"], ctx["data"], ctx["human"]) == (
+        C.correlation(raw), C.bon(raw), C.data(raw), C.human(raw))
+    acc = next(r for r in ctx["changed"] if r["metric"] == "rms.a.none.micro.accuracy")
+    assert [c["text"] for c in acc["noise"]] == ["[0.850, 0.950]", "yes"]
+
+
+def test_the_page_diffs_the_two_revisions_with_unchanged_metrics_and_bs_intervals(monkeypatch):
+    from tasks.downstream.correlation import diff, headline
+    from tasks.ops.report import build as B
+
+    calls = {}
+    raw = {LB: {"rms.a.none.micro.accuracy": ov(0.8, 0.9)}, "metrics/x.yaml": {}}
+
+    def metrics_diff(rev_a, rev_b, cwd, unchanged):
+        calls["diff"] = (rev_a, rev_b, cwd, unchanged)
+        return raw
+
+    def read_at(rev, path, cwd):
+        calls.setdefault("read", []).append((rev, path, cwd))
+        return {"rms": {"a": {"none": {"micro": {"accuracy": 0.9, "ci": [0.85, 0.95]}}}}}
+
+    monkeypatch.setattr(diff, "metrics_diff", metrics_diff)
+    monkeypatch.setattr(headline, "read_at", read_at)
+    monkeypatch.setattr(B, "render", lambda template, ctx: calls.update(template=template, ctx=ctx) or "html")
+    assert C.build("v1", "v2", cwd="/repo") == "html"
+    assert calls["diff"] == ("v1", "v2", "/repo", True) and calls["read"] == [("v2", LB, "/repo")]
+    assert calls["template"] == "compare.html.j2"
+    assert calls["ctx"] == C.compare_context(raw, "v1", "v2", "prbench: two versions",
+                                             {LB: {"rms.a.none.micro.accuracy": [0.85, 0.95]}})
+    assert calls["ctx"]["board"]["rows"][0]["cells"][6]["text"] == "yes"
+    C.build("v1", title="mine")
+    assert calls["diff"] == ("v1", None, ".", True) and calls["ctx"]["title"] == "mine"

@@ -357,6 +357,8 @@ def test_the_summary_is_the_table_at_the_runs_level(tmp_path):
     assert rows == pq.read_table(out["correlation"]).to_pylist()
     assert stage.stage_summary(out, m) == stage.format_table(rows, m["alpha"])
     assert stage.stage_summary(out, {}) == stage.format_table(rows, 0.05)
+    lenient, strict = stage.stage_summary(out, {"alpha": 1.0}), stage.stage_summary(out, {"alpha": 1e-9})
+    assert lenient == stage.format_table(rows, 1.0) and lenient != strict, "read at the run's alpha"
 
 
 def test_the_metrics_give_each_predictors_value_and_read_the_raw_p_where_no_holm_p():
@@ -403,11 +405,11 @@ def test_a_benchmark_asked_by_its_published_score_is_not_looked_for_in_our_score
     seen = {}
 
     def published(names, folders, strategy):
-        seen["names"] = names
+        seen.update(names=names, strategy=strategy)
         return {n: Side(n, "published", fixed=dict(zip(RMS, [0.6, 0.5, 0.4, 0.3, 0.2, 0.1])), rule="r") for n in names}
     monkeypatch.setattr(stage.published, "load_published", published)
     m = run(tmp_path, benchmarks=["personalised", "rb2:published"], comparisons=[])
-    assert seen["names"] == ["rb2"] and set(m["correlations"]) == {"personalised", "rb2"}
+    assert (seen["names"], seen["strategy"]) == (["rb2"], "none") and set(m["correlations"]) == {"personalised", "rb2"}
     assert m["benchmarks"]["rb2"]["scored_by"] == "published: r"
 
 
@@ -423,3 +425,26 @@ def test_the_pre_registered_test_reads_the_same_scores_and_downstream_as_the_sta
     pr = stage.run(params, inputs, outs(tmp_path))["primary"]
     assert (pr["status"], pr["rms"], pr["n_questions"], pr["n_pairs"]) == ("ok", RMS, 10, 10)
     assert pr["estimate"] == pytest.approx(1.0) and pr["positive_control"] is True
+
+
+def test_what_an_rm_shares_with_the_judges_is_listed_per_role(tmp_path, monkeypatch):
+    from tasks.core import rm_labels
+
+    said = {rm: {"shares_llm_with": "", "shares_encoder_with": "", "in_distribution": False} for rm in RMS}
+    said["a"] = {"shares_llm_with": "bon.judge, pairs.judge", "shares_encoder_with": "", "in_distribution": True}
+    said["b"] = {"shares_llm_with": "", "shares_encoder_with": "retrieval", "in_distribution": False}
+    monkeypatch.setattr(rm_labels, "labels", lambda params: said)
+    m = run(tmp_path)
+    assert m["shares_llm_with"] == {"a": ["bon.judge", "pairs.judge"]}
+    assert m["shares_encoder_with"] == {"b": ["retrieval"]} and m["in_distribution"] == ["a"]
+
+
+@pytest.mark.parametrize("ours, other", [("generic", "personalised"), ("personalised", "generic")])
+def test_an_external_table_may_not_take_our_benchmarks_names_even_when_the_run_leaves_one_out(tmp_path, ours, other):
+    from tasks.core.errors import DataErrors
+
+    table = tmp_path / "ext.csv"
+    table.write_text("rm,benchmark,accuracy\na," + other + ",0.5\n")
+    with pytest.raises(DataErrors) as exc:
+        run(tmp_path, benchmarks=[ours], comparisons=[], baselines=[str(table)])
+    assert f"'{other}' is computed by the pipeline" in str(exc.value)

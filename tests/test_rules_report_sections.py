@@ -23,7 +23,8 @@ def test_validity_lists_each_pair_source_overall_then_by_domain_and_the_generic_
     pairs = {"judge": "qwen", "keep_invalid": False, "scalar": 3, "broken": {"per_domain": {}},
              "reference": {"overall": BLOCK, "per_domain": {"law": {}, "art": BLOCK}},
              "generate": {"overall": {}}}
-    got = D.validity(pairs, {"reference": {"overall": BLOCK}}, {"pairs": {"source": "reference"}})
+    got = D.validity(pairs, {"reference": {"overall": BLOCK}, "judge": "qwen", "n": 3},
+                     {"pairs": {"source": "reference"}})
     assert got == {"judge": "qwen", "scored_source": "reference", "keep_invalid": False, "sources": [
         {"name": "generate", "rows": [{"label": "all", **EMPTY_ROW}]},
         {"name": "reference", "rows": [{"label": "all", **ROW}, {"label": "art", **ROW}, {"label": "law", **EMPTY_ROW}]},
@@ -298,7 +299,8 @@ def test_the_primary_line_states_what_was_tested_the_estimate_p_verdict_and_powe
              "observed_signal_accuracy": None, "p": 0.0004}
     assert D.primary_line(plain) == (f"{WHAT}: 0.610 (no interval: n < 4), p < 0.001: not significant at alpha 0.05 "
                                      "(power not simulated)")
-    assert D.primary_line({**PRIMARY, "min_detectable_effect": None}).count("none up to 0.99") == 1
+    assert "smallest effect detectable at 80%: none up to 0.99;" in D.primary_line(
+        {**PRIMARY, "min_detectable_effect": None})
     assert D.primary_line({**PRIMARY, "status": "too few RMs (n=2 < 4)"}) == f"{WHAT}: too few RMs (n=2 < 4)"
     assert D.primary_line({k: v for k, v in PRIMARY.items() if k != "n_pairs"}).startswith(
         WHAT.replace("40 benchmark", "0 benchmark"))
@@ -333,6 +335,8 @@ def test_the_data_card_lists_domains_and_splits_and_where_the_data_came_from():
     assert (local["where"], local["rows"], local["files"], local["quarantined"], local["pair_source"]) == \
         ("data/x", [], [], 0, None)
     assert D.data_card(None, params) is None
+    bare = D.data_card({"questions": 1}, {})
+    assert (bare["source"], bare["where"], bare["pair_source"], bare["splits"]) == (None, None, None, None)
 
 
 def test_charts_are_drawn_only_with_something_to_draw():
@@ -376,3 +380,15 @@ def test_an_older_table_without_predictors_reads_as_accuracy():
     got = D.correlation(rows, points, {})
     assert [(t["predictor"], t["metric"]) for t in got["table"]] == [("accuracy", "spearman"), ("accuracy", "ndcg")]
     assert [(s["benchmark"], s["points"]) for s in got["scatters"]] == [("personalised", 2)]
+
+
+def test_rl_rows_of_equal_scores_go_by_name_and_a_zero_width_interval_says_its_n():
+    rows = [{"rm": "b", "mean_score": 0.5, "ci_low": 0.5, "ci_high": 0.5, "questions": 8, "gain_over_baseline": 0.1,
+             "gain_ci_low": 0.1, "gain_ci_high": 0.1},
+            {"rm": "a", "mean_score": 0.5, "ci_low": 0.4, "ci_high": 0.6, "questions": 8}]
+    got = D.rl(rows, None)
+    assert [r["rm"] for r in got["rows"]] == ["a", "b"] and [x["label"] for x in got["chart"]["bars"]] == ["a", "b"]
+    zero = "[0.500, 0.500] (n = 8; zero width: every resample gave the same value)"
+    assert (got["rows"][1]["ci"], got["rows"][1]["gain_ci"]) == (
+        zero, "[0.100, 0.100] (n = 8; zero width: every resample gave the same value)")
+    assert got["chart"]["bars"][0]["whisker"] is not None and got["chart"]["bars"][1]["whisker"] is not None
