@@ -93,3 +93,18 @@ def test_the_bar_axis_reaches_the_whiskers_and_a_half_known_interval_draws_none(
     assert got["width"] == 640 and got["xticks"][0]["label"] == "-0.20" and got["xticks"][-1]["label"] == "0.95"
     assert got["bars"][0]["whisker"] == {"x1": "170.0", "x2": "592.7", "y": "26.0"}
     assert got["bars"][1]["whisker"] is None
+
+
+def test_two_ks_sit_at_both_edges_the_axis_reaches_the_bounds_and_a_band_needs_two_full_intervals():
+    series = [{"name": "a", "points": [{"x": 1, "y": 0.5, "lo": 0.0, "hi": 1.0}, {"x": 4, "y": 0.5, "lo": 0.4}]}]
+    got = C.line_chart(series, [1, 4], "k", "s")
+    assert [t["x"] for t in got["xticks"]] == ["56.0", "490.0"]
+    assert [t["label"] for t in got["yticks"]][::4] == ["-0.06", "1.06"], "the interval, not only the values"
+    assert got["series"][0]["band"] == "", "one point with both bounds draws no band"
+
+
+def test_a_scatter_names_its_frame_and_ticks():
+    got = C.scatter([{"label": "a", "x": 0.0, "y": 0.0}, {"label": "b", "x": 1.0, "y": 1.0}], "x", "y")
+    assert {k: got[k] for k in ("width", "height", "left", "top")} == {"width": 640, "height": 300, "left": 56, "top": 14}
+    assert [t["label"] for t in got["yticks"]] == ["-0.06", "0.22", "0.50", "0.78", "1.06"]
+    assert [p["title"] for p in got["points"]] == ["", ""]
