@@ -51,22 +51,29 @@ def test_noise_shows_bs_interval_and_whether_as_value_is_outside_it():
 
 
 def test_the_leaderboard_pairs_both_versions_per_rm_and_strategy_with_ranks_moved():
-    raw = {LB: {"rms.a.none.micro.accuracy": ov(0.8, 0.9), "rms.a.none.macro.accuracy": ov(0.7, 0.7),
-                "rms.a.none.ties": ov(0, 1), "rms.a.none.position_bias": ov(0.1, 0.1),
-                "rms.b.none.micro.accuracy": ov(0.85, 0.6), "rms.b.oracle.micro.accuracy": ov(None, 0.95),
+    raw = {LB: {"rms.b.none.micro.accuracy": ov(0.85, 0.6), "rms.a.none.micro.accuracy": ov(0.8, 0.9),
+                "rms.a.none.macro.accuracy": ov(0.7, 0.7), "rms.a.none.ties": ov(0, 1), "rms.a.none.truncated": ov(2, 3),
+                "rms.a.none.position_bias": ov(0.1, 0.2), "rms.a.raw_profile.micro.accuracy": ov(0.5, 0.5),
+                "rms.c.none.ties": ov(1, 1), "rms.b.oracle.micro.accuracy": ov(None, 0.95),
                 "rms.b.oracle.invalid": ov(2, 2), "rms.b.none.unknown_field": ov(1, 2), "status": ov("ok", "ok")},
            "metrics/other.json": {"rms.z.none.micro.accuracy": ov(0.1, 0.2)}}
-    got = C.leaderboard(raw, {"rms.a.none.micro.accuracy": [0.85, 0.95]})
-    assert [(r["rm"], r["strategy"]) for r in got["rows"]] == [("a", "none"), ("b", "none"), ("b", "oracle")]
-    a, b, b_oracle = ([c["text"] for c in r["cells"]] for r in got["rows"])
-    assert a == ["a", "none", "80.0%", "90.0%", "+10.0 pp", "[85.0%, 95.0%]", "yes", "70.0%", "70.0%", "",
-                 "2", "1", "▲1", "0 → 1", DASH, DASH, "10.0%"]
-    assert b == ["b", "none", "85.0%", "60.0%", "-25.0 pp", DASH, DASH, DASH, DASH, "", "1", "2", "▼1",
-                 DASH, DASH, DASH, DASH]
-    assert b_oracle == ["b", "oracle (upper bound)", DASH, "95.0%", "added", DASH, DASH, DASH, DASH, "", DASH, "1",
-                        "added", DASH, "2", DASH, DASH]
-    assert [c["cls"] for c in got["rows"][0]["cells"]][4:7] == ["up", "", "changed"]
-    assert [(r["changed"], r["moved"]) for r in got["rows"]] == [(True, True), (True, True), (False, False)]
+    got = C.leaderboard(raw, {"rms.a.none.micro.accuracy": [0.85, 0.95], "rms.a.raw_profile.micro.accuracy": [0.6, 0.7]})
+    assert [(r["rm"], r["strategy"]) for r in got["rows"]] == [
+        ("a", "none"), ("b", "none"), ("c", "none"), ("a", "raw_profile"), ("b", "oracle")], \
+        "by strategy in its order, then by RM"
+    a, b, c, a_raw, b_oracle = ([(x["v"], x["text"], x["cls"]) for x in r["cells"]] for r in got["rows"])
+    assert a == [("a", "a", ""), ("none", "none", ""), (0.8, "80.0%", ""), (0.9, "90.0%", ""),
+                 (0.9 - 0.8, "+10.0 pp", "up"), (0.85, "[85.0%, 95.0%]", ""), (1, "yes", "changed"),
+                 (0.7, "70.0%", ""), (0.7, "70.0%", ""), (0.0, "", ""), (2, "2", ""), (1, "1", ""), (1, "▲1", "up"),
+                 (1, "0 → 1", "changed"), ("", DASH, ""), (3, "2 → 3", "changed"), (0.2, "10.0% → 20.0%", "changed")]
+    assert [t for _, t, _ in b] == ["b", "none", "85.0%", "60.0%", "-25.0 pp", DASH, DASH, DASH, DASH, "", "1", "2",
+                                    "▼1", DASH, DASH, DASH, DASH]
+    assert [t for _, t, _ in c][2:13] == [DASH, DASH, "", DASH, DASH, DASH, DASH, "", DASH, DASH, ""]
+    assert a_raw[5:7] == [(0.6, "[60.0%, 70.0%]", ""), (-1, DASH, "")], "unchanged: no verdict, even outside B's CI"
+    assert [t for _, t, _ in b_oracle] == ["b", "oracle (upper bound)", DASH, "95.0%", "added", DASH, DASH, DASH, DASH,
+                                           "", DASH, "1", "added", DASH, "2", DASH, DASH]
+    assert [(r["changed"], r["moved"]) for r in got["rows"]] == [(True, True), (True, True), (False, False),
+                                                                 (False, False), (False, False)]
     assert (got["changed"], got["rank_changes"]) == (2, 2)
     assert C.leaderboard({}) == {"rows": [], "changed": 0, "rank_changes": 0}
 
@@ -84,6 +91,8 @@ def test_correlations_show_both_versions_with_intervals_p_and_the_status_moved()
                   "correlations.personalised.bon.status": ov("too few RMs", "ok"),
                   "correlations.personalised.bon.n_rms": ov(4, 6),
                   "correlations.generic:worst_domain.bon.ndcg.value": ov(0.9, 0.9),
+                  "correlations.generic:worst_domain.bon.ndcg.ci_low": ov(0.1, 0.95),
+                  "correlations.generic:worst_domain.bon.ndcg.ci_high": ov(0.99, 0.99),
                   "correlations.generic:worst_domain.bon.n_rms": ov(6, 6),
                   "comparisons.personalised vs generic.bon.status": ov("ok", "ok")}}
     rows = C.correlation(raw)
@@ -95,7 +104,8 @@ def test_correlations_show_both_versions_with_intervals_p_and_the_status_moved()
         "old_ci": "[0.100, 0.900]", "new": "0.800", "new_ci": "[0.600, 0.950]", "p_old": "0.200",
         "p_new": "< 0.001", "n_rms": "4 → 6", "status": "too few RMs → ok"}
     assert (p["delta"]["text"], p["delta"]["cls"], p["beyond"]["text"]) == ("+0.300", "up", "yes")
-    assert (g["n_rms"], g["status"], g["delta"]["text"], g["beyond"]["text"], g["new_ci"]) == ("6", "", "", DASH, "")
+    assert (g["n_rms"], g["status"], g["delta"]["text"], g["beyond"]["text"], g["new_ci"]) == (
+        "6", "", "", DASH, "[0.950, 0.990]"), "unchanged: no verdict, even outside B's interval"
 
 
 def test_bon_rows_read_expected_scores_ordered_by_rm_then_k_as_a_number():

@@ -189,7 +189,15 @@ PARAMS = {"scoring": {"rms": {"b": {}, "a": {}}}, "benchmarks": {"rb2": {}},
 
 def test_the_page_reads_every_stage_output_by_name_and_the_references_it_is_set_against():
     paths = S.input_paths(PARAMS)
-    assert paths["leaderboard"] == layout.LEADERBOARD["leaderboard"]
+    assert {k: paths[k] for k in ("leaderboard", "leaderboard_metrics", "correlation", "correlation_points",
+                                  "correlation_metrics", "human_eval_metrics", "pairs_metrics", "generic_pairs_metrics",
+                                  "ingest_metrics", "train_rm_metrics", "questions", "pairs", "profiles")} == {
+        "leaderboard": layout.LEADERBOARD["leaderboard"], "leaderboard_metrics": layout.LEADERBOARD["metrics"],
+        "correlation": layout.CORRELATION["correlation"], "correlation_points": layout.CORRELATION["points"],
+        "correlation_metrics": layout.CORRELATION["metrics"], "human_eval_metrics": layout.HUMAN_EVAL["metrics"],
+        "pairs_metrics": layout.PAIRS["metrics"], "generic_pairs_metrics": layout.GENERIC_PAIRS["metrics"],
+        "ingest_metrics": layout.INGEST["metrics"], "train_rm_metrics": layout.TRAIN_RM["metrics"],
+        "questions": layout.INGEST["questions"], "pairs": layout.INGEST["pairs"], "profiles": layout.INGEST["profiles"]}
     assert paths["correlation_metrics"] == layout.CORRELATION["metrics"]
     assert paths["score_metrics:a"] == layout.scores("a")["metrics"] and "score_metrics:b" in paths
     assert paths["bench_metrics:rb2"] == layout.bench_scores("rb2")["metrics"]

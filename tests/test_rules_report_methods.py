@@ -107,10 +107,11 @@ def test_a_config_error_is_one_line_and_exit_1_with_no_page_written(capsys, monk
 
 
 def test_the_page_is_written_where_asked_and_its_size_said(capsys, monkeypatch, tmp_path):
-    monkeypatch.setattr(cli, "page", lambda a: "é" * 1024)
+    monkeypatch.setattr(cli, "page", lambda a: "é" * 768)   # 1536 bytes: 1.5 KB, said as 2
     assert cli.cmd_report(args(out=str(tmp_path / "r.html"))) == 0
-    assert (tmp_path / "r.html").read_text(encoding="utf-8") == "é" * 1024
+    assert (tmp_path / "r.html").read_text(encoding="utf-8") == "é" * 768
     assert capsys.readouterr().out == f"prbench: wrote {tmp_path / 'r.html'} (2 KB); open it in a browser\n"
+    assert cli.cmd_report(args(compare=["v1", "v2"], out=str(tmp_path / "c.html"))) == 0, "two revisions are fine"
     monkeypatch.chdir(tmp_path)
     assert cli.cmd_report(args(compare=["v1"])) == 0
     assert (tmp_path / "results/compare-v1-workspace.html").exists()
@@ -125,12 +126,38 @@ def test_compare_reads_rev2_or_the_workspace(monkeypatch):
     assert calls == [("v1", None, "prbench: v1 vs workspace"), ("v1", "v2", "prbench: v1 vs v2")]
 
 
-def test_the_parser_takes_compare_out_and_params():
-    sub = argparse.ArgumentParser().add_subparsers()
-    ap = cli.add_parser(sub)
-    a = ap.parse_args(["--compare", "v1", "v2", "--out", "x.html", "--params", "p.yaml"])
+def test_the_parser_takes_compare_out_and_params_with_their_help():
+    top = argparse.ArgumentParser(prog="prbench")
+    cli.add_parser(top.add_subparsers())
+    a = top.parse_args(["report", "--compare", "v1", "v2", "--out", "x.html", "--params", "p.yaml"])
     assert (a.compare, a.out, a.params, a.func) == (["v1", "v2"], "x.html", "p.yaml", cli.cmd_report)
-    assert ap.parse_args([]).compare is None
+    assert (top.parse_args(["report"]).compare, top.parse_args(["report"]).out) == (None, None)
+    assert top.parse_args(["report"]).params is None
+    text = " ".join(top.format_help().split())
+    assert "report the report page of the workspace's outputs, or two versions side by side (--compare REV [REV2])" \
+        in text
+    sub = " ".join(top._subparsers._group_actions[0].choices["report"].format_help().split())
+    assert "--compare REV [REV ...] git revisions (tag, commit, branch): REV against REV2 (default: the workspace)" \
+        in sub
+    assert "--out OUT the HTML file to write (default under results/)" in sub
+    assert "--params PARAMS params file for the run page (default params.yaml)" in sub
+
+
+def test_the_run_page_reads_the_params_the_inputs_that_exist_this_codes_version_and_the_machines(monkeypatch):
+    from tasks.core import layout
+    from tasks.ops import params as P
+    from tasks.ops.report import build, provenance, sources
+
+    seen = {}
+    monkeypatch.setattr(P, "load_params", lambda path: seen.update(params=path) or {"p": 1})
+    monkeypatch.setattr(sources, "run_inputs", lambda params: {"in": params["p"]})
+    monkeypatch.setattr(provenance, "code_version", lambda root, paths: seen.update(version=(root, paths)) or "v")
+    monkeypatch.setattr(provenance, "machine_records", lambda: ["m"])
+    monkeypatch.setattr(build, "run_context", lambda *a: seen.update(context=a) or "ctx")
+    monkeypatch.setattr(build, "render", lambda template, ctx: f"{template}:{ctx}")
+    assert cli.page(args(params="p.yaml")) == "run.html.j2:ctx"
+    assert seen == {"params": "p.yaml", "version": (".", layout.REPORT_CODE_VERSION),
+                    "context": ({"p": 1}, {"in": 1}, "v", ["m"])}
 
 
 # --- the run page's build ------------------------------------------------------------------------------------
@@ -186,3 +213,9 @@ def test_the_provenance_block_names_references_differences_rms_dataset_and_input
     assert [i["name"] for i in got["inputs"]] == sorted(src.inputs)
     assert got["code_version"] == "v" * 64 and len(got["params_hash"]) == 64
     assert build.provenance_context(params, Sources({}), "v")["dataset"] is None
+
+
+def test_the_command_builds_the_page_its_arguments_ask_for(monkeypatch, tmp_path):
+    monkeypatch.setattr(cli, "page", lambda a: f"<p>{a.compare}</p>")
+    assert cli.cmd_report(args(compare=["v1"], out=str(tmp_path / "c.html"))) == 0
+    assert (tmp_path / "c.html").read_text(encoding="utf-8") == "<p>['v1']</p>"
