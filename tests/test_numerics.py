@@ -145,20 +145,29 @@ def test_the_doctor_fails_only_on_a_real_problem():
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_prbench_doctor_trains_under_each_capability_and_agrees_with_the_reference():
-    """~25 s of CPU in all (three trainings at once); 96 s wall on this 2-core box at load 10."""
+    """~25 s of CPU in all (three trainings at once); 96 s wall on this 2-core box at load 10. On Intel: Intel's own
+    pinned weights, the statistics as on AMD, and the doctor's line that this CPU will not reproduce the lock."""
     from tasks.ops.doctor import offered
 
     done = subprocess.run([sys.executable, "-m", "flows.cli", "doctor"], cwd=ROOT, env=_env(), capture_output=True,
                           text=True, timeout=230)
-    assert done.returncode == 0, done.stdout + done.stderr
     rows = {line.split()[0]: line for line in done.stdout.splitlines()[2:] if line.split() and line.split()[0] in
             ("avx2", "default", "avx512")}
-    assert set(rows) == set(offered(numerics.cpuinfo()["flags"]))   # avx512 where the CPU has it
+    assert set(rows) == set(offered(numerics.cpuinfo()["flags"])), done.stdout + done.stderr   # avx512 where the CPU has it
     assert rows["avx2"].split()[2:6] == ["AVX2", "AVX2", "X86_V3", "Haswell/Haswell"]
     assert rows["default"].split()[1:5] == ["DEFAULT", "SSE41", "baseline", "Nehalem/Nehalem"]
     assert rows["default"].endswith("weights and statistics differ"), "the other kernels change both"
-    assert "reference machine (docs/determinism.md), weights: f20ed1ba5082325c: agrees" in done.stdout
     assert "reference machine (docs/determinism.md), statistics: 80324adcaaec7294: agrees" in done.stdout
+    if numerics.cpuinfo()["vendor"] == "GenuineIntel":
+        # MKL's GEMM on Intel is not AMD's whatever its branch: the committed (AMD) weights cannot come out here, and
+        # the doctor must say so. Intel's pinned weights as measured on a Xeon; CNR's AVX2 branch is meant to give
+        # every Intel CPU with AVX2 the same (docs/determinism.md)
+        assert done.returncode == 1 and rows["avx2"].split()[6] == "caf153bcdea4f0f4", done.stdout
+        assert "reference machine (docs/determinism.md), weights: f20ed1ba5082325c: differs" in done.stdout
+        assert "problem: the pinned weights differ from the reference machine's" in done.stdout
+        return
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "reference machine (docs/determinism.md), weights: f20ed1ba5082325c: agrees" in done.stdout
     assert done.stdout.rstrip().endswith("the pinned numerics work here")
 
 
