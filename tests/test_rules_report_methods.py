@@ -45,8 +45,8 @@ def test_the_generic_section_is_each_rms_mean_with_a_seeded_bootstrap_ci_over_qu
     assert all(b["whisker"] for b in bars) and got["chart"]["x_label"] == "judge score"
     other = RM.generic(method(), Sources({"dpo_per_question": "p"}), {"common": {"seed": 8}})
     assert other["rows"] != got["rows"], "the seed is the run's"
-    assert RM.generic(method(), Sources({"dpo_per_question": "p"}), {})["rows"][0]["ci"] == RM.generic(
-        method(), Sources({"dpo_per_question": "p"}), {"common": {"seed": 0}})["rows"][0]["ci"], "seed 0 by default"
+    assert RM.generic(method(), Sources({"dpo_per_question": "p"}), {})["rows"][1]["ci"] == RM.generic(
+        method(), Sources({"dpo_per_question": "p"}), {"common": {"seed": 0}})["rows"][1]["ci"], "seed 0 by default"
 
 
 def test_a_constant_score_has_a_zero_width_interval_and_no_input_no_section():
@@ -66,6 +66,9 @@ def test_sections_follow_the_registry_bon_and_rl_drawn_their_own_way(monkeypatch
     got = RM.sections(Sources({}), {})
     assert [(s["name"], s["template"], s["context"]) for s in got] == [
         ("bon", "section_bon.html.j2", None), ("rl", "section_rl.html.j2", None), ("dpo", RM.GENERIC, None)]
+    params = {"common": {"seed": 7}}
+    assert RM.sections(Sources({"dpo_per_question": "p"}), params)[-1]["context"] == RM.generic(
+        extra, Sources({"dpo_per_question": "p"}), params)
     assert [s["title"] for s in got] == [m.title for m in real] + ["DPO"]
 
 
@@ -219,3 +222,18 @@ def test_the_command_builds_the_page_its_arguments_ask_for(monkeypatch, tmp_path
     monkeypatch.setattr(cli, "page", lambda a: f"<p>{a.compare}</p>")
     assert cli.cmd_report(args(compare=["v1"], out=str(tmp_path / "c.html"))) == 0
     assert (tmp_path / "c.html").read_text(encoding="utf-8") == "<p>['v1']</p>"
+
+
+def test_the_report_stage_reads_what_exists_names_this_codes_version_and_lists_its_sections(monkeypatch):
+    from tasks.core import layout
+    from tasks.ops.report import build, provenance, sources, stage
+
+    monkeypatch.setattr(sources, "run_inputs", lambda params: {"from": params})
+    assert stage.stage_inputs({"p": 1}, None, {}) == {"from": {"p": 1}}
+    seen = {}
+    monkeypatch.setattr(provenance, "code_version", lambda root, paths: seen.update(version=(root, paths)) or "v")
+    monkeypatch.setattr(build, "run", lambda *a: seen.update(run=a) or {"sections": ["x"]})
+    assert stage.run({"p": 1}, {"i": "x"}, {"page": "o"}) == {"sections": ["x"]}
+    assert seen == {"version": (".", layout.REPORT_CODE_VERSION), "run": ({"p": 1}, {"i": "x"}, "v", {"page": "o"})}
+    assert stage.stage_summary({"page": "report/index.html"}, {"sections": ["headline", "data"]}) == \
+        "report: open report/index.html in a browser (sections: headline, data)"
