@@ -132,8 +132,10 @@ def test_revisions_list_the_commits_ingest_and_each_benchmark_read():
 
 
 def test_package_versions_start_with_python_and_say_none_for_a_missing_package(monkeypatch):
+    import platform
+
     rows = PV.package_versions()
-    assert rows[0]["package"] == "python" and [r["package"] for r in rows[1:]] == PV.PACKAGES
+    assert rows[0] == {"package": "python", "version": platform.python_version()} and [r["package"] for r in rows[1:]] == PV.PACKAGES
     assert next(r for r in rows if r["package"] == "torch")["version"]
     monkeypatch.setattr(PV, "PACKAGES", ["no-such-package-here"])
     assert PV.package_versions()[1] == {"package": "no-such-package-here", "version": None}
@@ -161,11 +163,14 @@ def test_the_numerics_section_states_the_pins_and_only_a_reports_own_machines():
     assert plain["decimals"] == DECISION_DECIMALS and plain["floor"] == " + ".join(f.upper() for f in pins.FLOOR)
     assert [p["var"] for p in plain["pins"]] == [*pins.ISA_PINS, "MKL_CBWR", " / ".join(pins.THREAD_VARS)]
     assert plain["pins"][-1]["value"] == "common.torch_threads"
+    values = {p["var"]: p["value"] for p in plain["pins"]}
+    assert values["MKL_CBWR"] == f"{pins.MKL_BRANCH} on Intel CPUs; MKL's own dispatch on others"
+    assert values["OPENBLAS_CORETYPE"] == "Haswell (numpy's and scipy's OpenBLAS; where the CPU has AVX2 + FMA)"
     machines = [record("train_rm"), record("score@a", cap="AVX512", dispatch=("X86_V3", "X86_V4")),
-                record("score@b", dispatch=None)]
+                record("score@b", dispatch=None), {k: v for k, v in record("x").items() if k != "label"}]
     got = PV.numerics(machines)
-    assert [m["label"] for m in got["machines"]] == ["score@a", "score@b", "train_rm"]
-    assert got["machines"][1]["kernels"] is None, "no dispatch recorded: no kernels claimed"
+    assert [m.get("label") for m in got["machines"]] == [None, "score@a", "score@b", "train_rm"]
+    assert got["machines"][2]["kernels"] is None, "no dispatch recorded: no kernels claimed"
     assert got["mixed"] == ["AVX2", "AVX512"]
     assert got["mixed_kernels"] == ["numpy X86_V3 X86_V4 · OpenBLAS Haswell (numpy 0.3.31)",
                                     "numpy X86_V3 · OpenBLAS Haswell (numpy 0.3.31)"]
@@ -173,12 +178,16 @@ def test_the_numerics_section_states_the_pins_and_only_a_reports_own_machines():
     assert same["mixed"] is False and same["mixed_kernels"] is False
 
 
-def test_machine_records_are_read_in_name_order(tmp_path):
+def test_machine_records_are_read_in_name_order(tmp_path, monkeypatch):
     for name in ("b", "a"):
         (tmp_path / f"{name}.json").write_text(json.dumps({"label": name}))
     (tmp_path / "note.txt").write_text("x")
     assert PV.machine_records(tmp_path) == [{"label": "a"}, {"label": "b"}]
     assert PV.machine_records(tmp_path / "none") == []
+    (tmp_path / "runs/numerics").mkdir(parents=True)
+    (tmp_path / "runs/numerics/s.json").write_text('{"label": "s"}')
+    monkeypatch.chdir(tmp_path)   # the default folder: runs/numerics of the project
+    assert PV.machine_records() == [{"label": "s"}]
 
 
 # --- what the page reads ----------------------------------------------------------------------------------------------
