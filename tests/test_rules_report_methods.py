@@ -168,22 +168,25 @@ def test_the_run_page_reads_the_params_the_inputs_that_exist_this_codes_version_
 def test_the_page_lists_its_sections_in_page_order_and_writes_the_headline(monkeypatch, tmp_path):
     from tasks.ops.report import build
 
-    ctx = {"headline": {}, "leaderboard": None, "heatmaps": [], "validity": {}, "correlation": None, "data": {},
+    ctx = {"headline": {}, "leaderboard": {}, "heatmaps": [], "validity": {}, "correlation": None, "data": {},
            "provenance": {}, "benchmark_matrix": None, "benchmark_boards": {"rb2": {}},
            "downstream": [{"name": "bon", "context": None}, {"name": "rl", "context": {}}]}
-    monkeypatch.setattr(build, "run_context", lambda params, inputs, version: ctx)
-    monkeypatch.setattr(build, "render", lambda template, context: "<p>é</p>")
+    seen = {}
+    monkeypatch.setattr(build, "run_context", lambda *a: seen.update(context=a) or ctx)
+    monkeypatch.setattr(build, "render", lambda *a: seen.update(render=a) or "<p>é</p>")
     out = {"page": str(tmp_path / "index.html"), "headline": str(tmp_path / "headline.json")}
-    got = build.run({}, {}, "v", out)
-    assert got == {"sections": ["headline", "domains", "validity", "rl", "data", "provenance", "benchmarks"],
+    got = build.run({"p": 1}, {"i": "x"}, "v", out)
+    assert seen == {"context": ({"p": 1}, {"i": "x"}, "v"), "render": ("run.html.j2", ctx)}
+    assert got == {"sections": ["headline", "leaderboard", "domains", "validity", "rl", "data", "provenance",
+                                "benchmarks"],
                    "run": {"page_bytes": 9}}
     assert (tmp_path / "index.html").read_text(encoding="utf-8") == "<p>é</p>"
     assert (tmp_path / "headline.json").exists()
     ctx.update(benchmark_boards={}, benchmark_matrix={"x": 1})
-    assert build.run({}, {}, "v", {"page": str(tmp_path / "p2.html")})["sections"][-1] == "benchmarks"
+    assert build.run({}, {"i": "x"}, "v", {"page": str(tmp_path / "p2.html")})["sections"][-1] == "benchmarks"
     assert not (tmp_path / "p2.json").exists()
     ctx.update(benchmark_matrix=None)
-    assert "benchmarks" not in build.run({}, {}, "v", {"page": str(tmp_path / "p3.html")})["sections"]
+    assert "benchmarks" not in build.run({}, {"i": "x"}, "v", {"page": str(tmp_path / "p3.html")})["sections"]
 
 
 def test_the_provenance_block_names_references_differences_rms_dataset_and_inputs(tmp_path):
@@ -237,3 +240,194 @@ def test_the_report_stage_reads_what_exists_names_this_codes_version_and_lists_i
     assert seen == {"version": (".", layout.REPORT_CODE_VERSION), "run": ({"p": 1}, {"i": "x"}, "v", {"page": "o"})}
     assert stage.stage_summary({"page": "report/index.html"}, {"sections": ["headline", "data"]}) == \
         "report: open report/index.html in a browser (sections: headline, data)"
+
+
+# --- the run page's context: each section gets what it reads ------------------------------------------------
+
+def _run_inputs(tmp_path):
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def table(name, rows):
+        pq.write_table(pa.Table.from_pylist(rows), tmp_path / name)
+        return str(tmp_path / name)
+
+    def js(name, value):
+        (tmp_path / name).write_text(json.dumps(value))
+        return str(tmp_path / name)
+    return {"leaderboard": table("lb.parquet", [{"rm": "a", "acc": 0.5, "extra": 1}]),
+            "leaderboard_metrics": js("lbm.json", {"lb": 1}),
+            "correlation": table("corr.parquet", [{"c": 1}]), "correlation_points": table("pts.parquet", [{"p": 2}]),
+            "correlation_metrics": js("cm.json", {"cm": 1}), "human_eval_metrics": js("he.json", {"he": 1}),
+            "pairs_metrics": js("pm.json", {"pm": 1}), "generic_pairs_metrics": js("gp.json", {"gp": 1}),
+            "ingest_metrics": js("ing.json", {"ing": 1}), "bench_metrics:rb2": js("rb2.json", {"rb": 2}),
+            "bench_metrics:ppe": js("ppe.json", {"ppe": 3})}
+
+
+def _record_sections(monkeypatch):
+    from tasks.ops.report import benchmarks, board, build, downstream, headline, methods
+
+    seen = {}
+
+    def rec(name):
+        return lambda *a: seen.setdefault(name, a) and f"<{name}>"
+    for mod, fn in ((board, "leaderboard"), (board, "heatmaps"), (headline, "headline"), (downstream, "validity"),
+                    (downstream, "human_eval"), (downstream, "correlation"), (downstream, "data_card"),
+                    (methods, "sections"), (benchmarks, "matrix"), (benchmarks, "leaderboards"),
+                    (build, "provenance_context")):
+        monkeypatch.setattr(mod, fn, rec(f"{mod.__name__.rsplit('.', 1)[-1]}.{fn}"))
+    monkeypatch.setattr(board, "leaderboard", lambda *a: seen.setdefault("board.leaderboard", a) and {"rows": []})
+    return seen
+
+
+def test_the_run_context_hands_each_section_what_it_reads_and_folds_rms_by_role(monkeypatch, tmp_path):
+    from tasks.ops.report import build
+
+    seen = _record_sections(monkeypatch)
+    inputs = _run_inputs(tmp_path)
+    rms = {"a": {"kind": "seq-cls"}, "r": {"kind": "random"}, "l": {"kind": "length-shorter"},
+           "g": {"kind": "mixture"}, "h": {"kind": "mixture"}}
+    params = {"scoring": {"rms": rms}, "leaderboard": {"heatmap_strategy": "rag"}, "report": {"title": "Mine"},
+              "common": {"fidelity": "release"}}
+    got = build.run_context(params, inputs, "v1", ["m"])
+    lb_rows = [{"rm": "a", "acc": 0.5, "extra": 1}]
+    assert seen["board.leaderboard"] == (lb_rows, ["rm", "acc", "extra"], {"lb": 1}, {"g", "h"}, {"r", "l"})
+    assert got["leaderboard"] == {"rows": [], "fidelity": "release"}, "what the RMs were shown, from params"
+    assert seen["headline.headline"] == ({"rows": [], "fidelity": "release"}, rms)
+    assert seen["board.heatmaps"] == (lb_rows, "rag", {"r", "l"})
+    assert seen["downstream.validity"] == ({"pm": 1}, {"gp": 1}, params)
+    assert seen["downstream.human_eval"] == ({"he": 1},)
+    assert seen["downstream.correlation"] == ([{"c": 1}], [{"p": 2}], {"cm": 1})
+    assert seen["benchmarks.matrix"] == ({"cm": 1},)
+    assert seen["benchmarks.leaderboards"] == ({"rb2": {"rb": 2}, "ppe": {"ppe": 3}},)
+    assert seen["downstream.data_card"] == ({"ing": 1}, params)
+    assert seen["methods.sections"][0].inputs == inputs and seen["methods.sections"][1] is params
+    assert seen["build.provenance_context"][0] is params and seen["build.provenance_context"][1].inputs == inputs
+    assert seen["build.provenance_context"][2:] == ("v1", ["m"])
+    assert got == {"title": "Mine", "mode": "run", "headline": "<headline.headline>",
+                   "leaderboard": {"rows": [], "fidelity": "release"}, "heatmaps": "<board.heatmaps>",
+                   "validity": "<downstream.validity>", "human": "<downstream.human_eval>",
+                   "downstream": "<methods.sections>", "correlation": "<downstream.correlation>",
+                   "benchmark_matrix": "<benchmarks.matrix>", "benchmark_boards": "<benchmarks.leaderboards>",
+                   "data": "<downstream.data_card>", "provenance": "<build.provenance_context>"}
+
+
+def test_without_leaderboard_outputs_no_board_headline_or_heatmaps_and_a_default_title(monkeypatch, tmp_path):
+    from tasks.ops.report import build
+
+    seen = _record_sections(monkeypatch)
+    inputs = {k: v for k, v in _run_inputs(tmp_path).items() if k not in ("leaderboard", "leaderboard_metrics")}
+    got = build.run_context({"scoring": {"rms": {"a": {"kind": "seq-cls"}}}}, inputs, "v")
+    assert got["leaderboard"] is None and got["headline"] is None and got["heatmaps"] is None
+    assert "board.leaderboard" not in seen and "headline.headline" not in seen and "board.heatmaps" not in seen
+    assert got["title"] == "prbench report" and seen["build.provenance_context"][3] is None
+    assert build.run_context({"scoring": {"rms": {}}, "report": {"title": ""}}, inputs, "v")["title"] == \
+        "prbench report", "an empty title is the default"
+    assert build.run_context({"scoring": {"rms": {}}, "report": None}, inputs, "v")["title"] == "prbench report"
+    # the board without metrics is not drawn; rows without a heatmap strategy still give heatmaps (the default)
+    rows_only = {**inputs, "leaderboard": _run_inputs(tmp_path)["leaderboard"]}
+    seen.clear()
+    got = build.run_context({"scoring": {"rms": {}}}, rows_only, "v")
+    assert got["leaderboard"] is None and "board.leaderboard" not in seen
+    assert seen["board.heatmaps"] == ([{"rm": "a", "acc": 0.5, "extra": 1}], None, set())
+
+
+def test_the_headline_file_holds_the_headline_of_the_leaderboard_and_correlation_metrics(monkeypatch, tmp_path):
+    import json
+
+    from tasks.downstream.correlation import headline as H
+    from tasks.ops.report import build
+
+    monkeypatch.setattr(build, "run_context", lambda *a: {k: None for k in (
+        "headline", "leaderboard", "heatmaps", "validity", "correlation", "data", "provenance", "benchmark_matrix",
+        "benchmark_boards")} | {"downstream": []})
+    monkeypatch.setattr(build, "render", lambda template, context: "")
+    monkeypatch.setattr(H, "headline_metrics", lambda lb, corr: {"from": [lb, corr]})
+    inputs = _run_inputs(tmp_path)
+    out = {"page": str(tmp_path / "p.html"), "headline": str(tmp_path / "h.json")}
+    assert build.run({}, inputs, "v", out) == {"sections": [], "run": {"page_bytes": 0}}
+    assert json.loads((tmp_path / "h.json").read_text()) == {"from": [{"lb": 1}, {"cm": 1}]}
+
+
+def test_the_provenance_context_hands_each_part_what_it_reads(monkeypatch, tmp_path):
+    import hashlib
+    import json
+
+    from tasks.core.artifacts import file_hash
+    from tasks.ops.report import board, build, provenance
+
+    seen = {}
+
+    def rec(name, value):
+        return lambda *a: seen.setdefault(name, a) and value
+    monkeypatch.setattr(provenance, "load_references", rec("refs", {"paper": {}, "mine": {}}))
+    monkeypatch.setattr(provenance, "params_differences", rec("diffs", [
+        {"key": "k", "run": {"b": 1, "a": "é"}, "references": {"paper": provenance.MISSING, "mine": [2, 1]}},
+        {"key": "j", "run": 3, "references": {"paper": 3, "mine": 4}}]))
+    monkeypatch.setattr(provenance, "rm_rows", rec("rm_rows", ["row"]))
+    monkeypatch.setattr(provenance, "revisions", rec("revisions", ["rev"]))
+    monkeypatch.setattr(provenance, "dataset_hash", rec("dataset", {"d": 1}))
+    monkeypatch.setattr(provenance, "package_versions", lambda: ["pkgs"])
+    monkeypatch.setattr(provenance, "numerics", rec("numerics", {"n": 1}))
+    files = {}
+    for name, value in (("paper.yaml", "x: 1\n"), ("mine.yaml", "x: 2\n"), ("s_a.json", {"id": "a"}),
+                        ("s_b.json", {"id": "b"}), ("train.json", {"t": 1}), ("ing.json", {"ing": 1}),
+                        ("rb2.json", {"rb2": 1}), ("ppe.json", {"ppe": 1}), ("q", "q"), ("p", "p"), ("pr", "pr")):
+        (tmp_path / name).write_text(value if isinstance(value, str) else json.dumps(value))
+        files[name] = str(tmp_path / name)
+    src = Sources({"reference:paper": files["paper.yaml"], "reference:mine": files["mine.yaml"],
+                   "score_metrics:a": files["s_a.json"], "score_metrics:b": files["s_b.json"],
+                   "train_rm_metrics": files["train.json"], "ingest_metrics": files["ing.json"],
+                   "bench_metrics:rb2": files["rb2.json"], "bench_metrics:ppe": files["ppe.json"],
+                   "questions": files["q"], "pairs": files["p"], "profiles": files["pr"]})
+    params = {"scoring": {"rms": {"a": {}}}, "llms": {"l": {"model": "m"}}, "z": "é"}
+    got = build.provenance_context(params, src, "v", ["m1"])
+    assert seen["refs"] == ({"paper": files["paper.yaml"], "mine": files["mine.yaml"]},)
+    assert seen["diffs"] == (params, {"paper": {}, "mine": {}})
+    assert seen["rm_rows"] == ({"a": {}}, {"l": {"model": "m"}}, {"a": {"id": "a"}, "b": {"id": "b"}}, {"t": 1})
+    assert seen["revisions"] == ({"ing": 1}, {"rb2": {"rb2": 1}, "ppe": {"ppe": 1}})
+    assert seen["dataset"] == ({"questions": files["q"], "pairs": files["p"], "profiles": files["pr"]},)
+    assert seen["numerics"] == (["m1"],)
+    assert got["references"] == [{"label": "paper", "path": files["paper.yaml"], "differing": 1},
+                                 {"label": "mine", "path": files["mine.yaml"], "differing": 2}]
+    assert got["differences"] == [{"key": "k", "run": '{"a": "é", "b": 1}', "references": ["(absent)", "[2, 1]"]},
+                                  {"key": "j", "run": "3", "references": ["3", "4"]}], "sorted keys, not escaped"
+    assert got["params_hash"] == hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
+    assert got["rms"] == ["row"] and got["rms_open"] == board.MAX_RMS_SHOWN and got["dataset"] == {"d": 1}
+    assert got["revisions"] == ["rev"] and got["packages"] == ["pkgs"] and got["numerics"] == {"n": 1}
+    assert got["code_version"] == "v" and got["code_paths"] is build.layout.REPORT_CODE_VERSION
+    assert got["inputs"] == [{"name": n, "path": p, "sha256": file_hash(p)} for n, p in sorted(src.inputs.items())]
+    seen.clear()
+    build.provenance_context({"scoring": {"rms": {}}, "llms": None}, Sources({"questions": files["q"]}), "v")
+    assert seen["rm_rows"][1] == {} and seen["dataset"] == ({"questions": files["q"]},) and seen["numerics"] == (None,)
+    assert seen["rm_rows"][3] is None, "no train_rm metrics read as None"
+
+
+def test_the_params_hash_names_values_json_cannot_write_by_their_text(monkeypatch):
+    import hashlib
+    import json
+    from pathlib import PurePosixPath
+
+    from tasks.ops.report import build
+
+    got = build.provenance_context({"scoring": {"rms": {}}, "path": PurePosixPath("a/b")}, Sources({}), "v")
+    assert got["params_hash"] == hashlib.sha256(json.dumps({"path": "a/b", "scoring": {"rms": {}}}).encode()).hexdigest()
+
+
+def test_the_pages_environment_escapes_refuses_unknown_names_and_keeps_blocks_tidy():
+    import jinja2
+
+    from tasks.ops.report import build
+
+    env = build.environment()
+    assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;", "autoescaped"
+    with pytest.raises(jinja2.UndefinedError):
+        env.from_string("{{ y }}").render()
+    assert env.from_string("  {% if 1 %}\nA\n  {% endif %}\nB\n").render() == "A\nB\n", "blocks take no lines"
+    assert env.get_template("section_rl.html.j2").filename.startswith(str(build.TEMPLATES))
+    assert build.TEMPLATES.name == "templates" and (build.TEMPLATES / "run.html.j2").exists()
+    html = build.render("section_downstream.html.j2", {"d": {"name": "dpo", "title": "DPO <x>"}, "section": None})
+    assert html.startswith('<section id="dpo">\n<h2>DPO &lt;x&gt;</h2>\n') and html.endswith("</section>\n")
+    assert "no DPO &lt;x&gt; results yet" in html
