@@ -75,9 +75,29 @@ def test_ties_follow_the_tie_policy_and_invalid_is_always_wrong(policy, expected
 
 def test_min_pairs_is_the_fewest_a_perfect_score_needs():
     assert [chance.min_pairs(m, 0.05) for m in (1, 3, 103)] == [5, 6, 12]
-    for m in range(1, 400):
-        n = chance.min_pairs(m, 0.05)
-        assert m * 0.5 ** n < 0.05 <= m * 0.5 ** (n - 1)
+    for alpha in (0.05, 0.0625, 0.125, 0.01):   # 0.0625 and 0.125: m / alpha a power of two, the boundary exact
+        for m in range(1, 400):
+            n = chance.min_pairs(m, alpha)
+            assert m * 0.5 ** n < alpha <= m * 0.5 ** (n - 1), (m, alpha)
+    assert (chance.min_pairs(1, 0.0625), chance.min_pairs(2, 0.125)) == (5, 5), "0.5^4 = alpha is not below alpha"
+
+
+def test_above_chance_is_strictly_below_alpha_and_the_record_says_how(monkeypatch):
+    import scipy.stats
+
+    class Exactly:
+        pvalue = 0.05
+    monkeypatch.setattr(scipy.stats, "binomtest", lambda *a, **k: Exactly())
+    scores = _scores("a", right=6)
+    for policy in ("strict", "half", "drop"):
+        out = chance.chance_tests(scores, {**P, "tie_policy": policy}, leaderboard.credits, None)
+        t = out["tests"]["none"]["rms"]["a"]
+        assert t["p_holm"] == 0.05 and t["above_chance"] is False, "p (Holm) = alpha is not below it"
+        assert out["method"] == chance.METHOD and out["ties"] == chance.TIES[policy]
+    Exactly.pvalue = 0.0499
+    assert chance.chance_tests(scores, P, leaderboard.credits, None)["tests"]["none"]["rms"]["a"]["above_chance"]
+    # the level is 1 - ci as a person wrote it: to 10 decimals, without float noise
+    assert chance.chance_tests([], {**P, "ci": 0.95000000001}, leaderboard.credits, None)["alpha"] == 0.05
 
 
 def _headline(extra: int, kind: str = "random"):

@@ -135,3 +135,82 @@ def test_correlate_reports_each_source_of_uncertainty_and_the_nulls():
     undefined = paired.correlate(flat, _side("u", 9, fixed=True), RMS, "accuracy", P, seed=2)["pearson"]
     assert undefined["status"] == "undefined (constant scores, or no positive NDCG gain)"
     assert (undefined["value"], undefined["ci_low"], undefined["ci_high"]) == (None, None, None)
+
+
+def test_the_permutation_p_and_random_null_come_from_the_seeded_stream_of_each_metric():
+    bench, down = _side("ours", 6), _side("bon", 7)   # 5 RMs: 5! = 120 > 99 permutations, so drawn, not enumerated
+    got = paired.correlate(bench, down, RMS, "accuracy", P, seed=2)
+    b = [bench.value(rm) for rm in RMS]
+    d = [down.value(rm) for rm in RMS]
+    perm = M.permutation(b, d, RMS, P["rbo_p"], P["permutations"],
+                         lambda m: stable_rng(2, "correlation", "permutation", "ours", "bon", "accuracy", m))
+    for m in M.METRICS:
+        assert got[m]["p_value"] == M.num(perm[m][0])
+        assert got[m]["null_random"] == M.num(round(perm[m][1], 12))
+    assert paired.correlate(bench, down, RMS, "accuracy", P, seed=2) == got, "the same seed, the same p"
+
+
+def test_the_random_null_is_rounded_to_12_decimals_and_never_minus_zero(monkeypatch):
+    for mean, shown in ((-1e-14, 0.0), (0.1234567890123456, 0.123456789012), (-0.25, -0.25)):
+        monkeypatch.setattr(paired.M, "permutation", lambda *a, mean=mean: {m: (0.5, mean) for m in M.METRICS})
+        got = paired.correlate(_side("ours", 6), _side("bon", 7), RMS, "accuracy", P, seed=2)
+        for m in M.METRICS:
+            assert got[m]["null_random"] == shown and math.copysign(1.0, got[m]["null_random"]) == math.copysign(
+                1.0, shown), (mean, got[m]["null_random"])
+
+
+def test_an_undefined_correlation_has_no_interval_even_where_resamples_have_one():
+    """Every RM's mean is 0.5 (a constant predictor: no correlation), but a resample of the questions
+    separates them; the value is undefined, so are its intervals, whatever the resamples say."""
+    bench = Side("tie", "scores", per_question={rm: {q: float((i + j) % 2) for j, q in enumerate(QS)}
+                                                for i, rm in enumerate(RMS)}, domains=dict(DOMAIN))
+    got = paired.correlate(bench, _side("bon", 7), RMS, "accuracy", P, seed=2)["pearson"]
+    both = R.draw(stable_rng(2, "correlation", "bootstrap", "tie", "bon"), len(QS), len(RMS), P["bootstrap"])
+    assert np.isfinite(paired._draws(bench, RMS, QS, both, "accuracy", P["bootstrap"])).all()
+    assert got["value"] is None and got["status"].startswith("undefined")
+    assert (got["ci_low"], got["ci_high"], got["ci_low_questions"], got["ci_high_questions"]) == (None,) * 4
+
+
+def test_the_paired_difference_is_taken_at_the_runs_rbo_persistence(monkeypatch):
+    seen = []
+    monkeypatch.setattr(paired.R, "paired_difference", lambda *a: seen.append(a[5]) or {})
+    paired.compare(_side("x", 1), _side("y", 2), _side("bon", 3), RMS, "accuracy", {**P, "rbo_p": 0.7}, seed=2)
+    assert seen == [0.7] * len(M.METRICS)
+
+
+@pytest.mark.parametrize("predictor", ["accuracy", "worst_domain"])
+def test_correlates_intervals_resample_the_predictor_asked_for_the_benchmark_and_the_mean_for_the_downstream(
+        predictor):
+    bench, down = _side("ours", 6), _side("bon", 7)
+    got = paired.correlate(bench, down, RMS, predictor, P, seed=2)
+    res = R.draw(stable_rng(2, "correlation", "bootstrap", "ours", "bon"), len(QS), len(RMS), P["bootstrap"])
+    bd, dd = bench.draws(RMS, QS, res.weights, predictor), down.draws(RMS, QS, res.weights)
+    both, q_only = R.metric_draws(bd, dd, RMS, P["rbo_p"], res.rm_index), R.metric_draws(bd, dd, RMS, P["rbo_p"], None)
+    for m in M.METRICS:
+        lo, hi, undefined = R.interval(both[m], P["ci"])
+        qlo, qhi, _ = R.interval(q_only[m], P["ci"])
+        assert (got[m]["ci_low"], got[m]["ci_high"], got[m]["undefined_resamples"]) == (lo, hi, undefined)
+        assert (got[m]["ci_low_questions"], got[m]["ci_high_questions"]) == (qlo, qhi)
+
+
+def test_the_paired_difference_under_rbo_is_taken_at_the_asked_persistence_throughout():
+    x, y, down = _side("x", 1), _side("y", 2), _side("bon", 3)
+    res = R.draw(stable_rng(4, "t"), len(QS), len(RMS), P["bootstrap"])
+    draws = [s.draws(RMS, QS, res.weights) for s in (x, y, down)]
+    observed = tuple(np.array([s.value(rm) for rm in RMS]) for s in (x, y, down))
+    got = R.paired_difference(*draws, RMS, "rbo", 0.7, res, P["ci"], observed)
+    obs = [M.compute(o, observed[2], RMS, 0.7)["rbo"] for o in observed[:2]]
+    d = settled(R.metric_draws(draws[0], draws[2], RMS, 0.7, res.rm_index)["rbo"]
+                - R.metric_draws(draws[1], draws[2], RMS, 0.7, res.rm_index)["rbo"])
+    lo, hi, undefined = R.interval(d, P["ci"])
+    assert got == {"difference": M.num(settled(obs[0] - obs[1])), "ci_low": lo, "ci_high": hi,
+                   "p_value": (1 + np.sum(d <= 0)) / (1 + len(d)), "undefined_resamples": undefined}
+    assert got != R.paired_difference(*draws, RMS, "rbo", 0.9, res, P["ci"], observed), "the persistence matters"
+
+
+def test_a_paired_difference_undefined_in_every_resample_has_no_p():
+    flat = Side("flat", "table", fixed={rm: 0.5 for rm in RMS})
+    other = Side("flat2", "table", fixed={rm: 0.25 for rm in RMS})
+    got = paired.compare(flat, other, _side("bon", 3), RMS, "accuracy", P, seed=2)["pearson"]
+    assert got["p_value"] is None and got["undefined_resamples"] == P["bootstrap"]
+    assert (got["ci_low"], got["ci_high"]) == (None, None)

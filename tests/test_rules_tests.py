@@ -479,3 +479,16 @@ def test_the_primary_says_why_it_did_not_run(monkeypatch):
     assert real(params, paths, downs)["status"] == "no personalised pair scored by every RM of the test under none"
     mixed = {**params, "scoring": {"rms": {**params["scoring"]["rms"], "ladder-00": {"kind": "seq-cls", "weight": 0}}}}
     assert real(mixed, paths, downs)["positive_control"] is False, "one contestant: not a positive control"
+
+
+def test_adjacent_tests_apply_the_tie_policy_to_both_rms_and_alpha_as_written():
+    """The higher-ranked RM's ties follow the policy too: under `drop` they leave its pairs out of the test."""
+    from tasks.stages.leaderboard import leaderboard_rows
+
+    scores = _rows("a", [0.5] * 3 + [1] * 8) + _rows("b", [0] * 11)
+    for policy, discordant, pairs in (("drop", [8, 0], 8), ("half", [11, 0], 11), ("strict", [8, 0], 11)):
+        p = {"tie_policy": policy, "bootstrap": 50, "ci": 0.95, "split": None}
+        t = A.adjacent_tests(scores, leaderboard_rows(scores, p, 1), p, credits)["tests"]["none"][0]
+        assert (t["rm"], t["discordant"], t["pairs"]) == ("a", discordant, pairs), policy
+    # the level is 1 - ci as a person wrote it: to 10 decimals, without float noise
+    assert A.adjacent_tests([], [], {"ci": 0.95000000001, "tie_policy": "strict"}, credits)["alpha"] == 0.05

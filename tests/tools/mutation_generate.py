@@ -27,6 +27,8 @@ def main(files: list[str]) -> None:
     for path in walk_source_files():
         if wanted and Path(path) not in wanted:
             continue
+        if wanted:   # re-made: an older copy (e.g. from before the file was configured) would be kept as it is
+            (ROOT / "mutants" / path).unlink(missing_ok=True)
         result = create_file_mutants(Path(path))
         if result.error:
             raise result.error
