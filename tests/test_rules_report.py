@@ -164,6 +164,44 @@ def test_a_positive_control_is_never_a_contestant_and_the_oracle_is_the_upper_bo
     assert [o["rms"] for o in got["oracle"]] == [["a"]]
 
 
+def test_a_strategy_without_contestants_is_skipped_not_the_end_of_the_cards():
+    from tasks.ops.report.board import strategy_order
+
+    assert strategy_order("none") < strategy_order("raw_profile")
+    got = _board([("coin", "none", 0.9), ("a", "raw_profile", 0.6)], {}, kinds={"coin": "random"})
+    assert [(b["strategy"], b["rms"]) for b in got["best"]] == [("raw_profile", ["a"])]
+
+
+def test_a_strategy_the_rows_mark_evaluation_only_is_an_oracle_card_labelled_so():
+    from tasks.ops.report import headline as HL
+    from tasks.ops.report.board import strategy_label
+
+    row = {"rm": "a", "strategy": "custom", "evaluation_only": True,
+           "cells": [{"text": "a"}, {"text": "custom"}, {"text": "0.9", "v": 0.9, "ci": "[x]"}]}
+    coin = {**row, "rm": "coin"}
+    got = HL.headline({"rows": [row, coin], "tie_policy": "half", "ci": 0.95},
+                      {"a": {"kind": "seq-cls"}, "coin": {"kind": "random"}})
+    assert got["best"] == [] and [o["strategy"] for o in got["oracle"]] == [strategy_label("custom", True)]
+    assert [r["strategy"] for r in got["nulls"]["ranges"]] == [strategy_label("custom", True)], "the nulls' too"
+    assert strategy_label("custom", True) != "custom"
+
+
+def test_the_null_baselines_summary_counts_kinds_and_names_up_to_the_limit():
+    from tasks.ops.report import headline as HL
+
+    def nulls(n_random, n_length=1):
+        names = [f"r{i}" for i in range(n_random)] + [f"l{i}" for i in range(n_length)]
+        rows = [("a", "none", 0.7)] + [(rm, "none", 0.5) for rm in names]
+        kinds = {rm: "random" if rm.startswith("r") else "length-longer" for rm in names}
+        return _board(rows, {}, kinds=kinds)["nulls"]
+    two = nulls(2)
+    assert two["count"] == 3 and two["kinds"] == "length-longer, random × 2"
+    assert two["names"] == ["l0", "r0", "r1"]
+    assert nulls(1)["kinds"] == "length-longer, random"
+    assert nulls(HL.NAMES_SHOWN - 1)["names"] != [] and len(nulls(HL.NAMES_SHOWN - 1)["names"]) == HL.NAMES_SHOWN
+    assert nulls(HL.NAMES_SHOWN)["names"] == [], "more than NAMES_SHOWN: the count and kinds, no list"
+
+
 # --- prbench diff: the headline's order ------------------------------------------------------------------
 
 def test_diff_leads_with_the_primary_then_beyond_noise_then_the_largest_change(tmp_path):
@@ -492,3 +530,12 @@ def test_headline_metrics_keeps_the_primary_fields_and_a_null_range_without_numb
     out = H.headline_metrics(board, corr)
     assert out["null_baselines"] == {"none": {"rms": 2, "min": None, "max": None}}
     assert out["primary"] == {"estimate": 0.5, "ci": [0.1, 0.8], "p": 0.02, "significant": True, "power": 0.81}
+
+
+def test_a_chance_test_without_its_family_is_one_contestants():
+    from tasks.ops.report import fmt, headline as HL
+
+    t = {"right": 6, "wrong": 0, "p_holm": 0.015625, "above_chance": True}
+    assert HL.vs_chance(t, {}) == f"above chance: 6 of 6 right, p (Holm over 1 contestant) {fmt.p_value(0.015625)}"
+    assert HL.vs_chance({**t, "above_chance": False}, {"contestants": 2}).startswith(
+        "not above chance: 6 of 6 right, p (Holm over 2 contestants)")
