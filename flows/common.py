@@ -140,6 +140,18 @@ def preflight(params_path=None, rm: str | None = None, stage: str | None = None)
 RUN_TAGS = "PRBENCH_RUN_TAGS"
 
 
+def send_queued_events() -> None:
+    """Send the run's last events (its final states) now. Left queued, Prefect sends them at exit and, under load,
+    logs "WARNING | EventsWorker - Still processing items" on a clean run's stderr. Flushed as Prefect's own task
+    runner does (prefect/task_runners.py): only where a worker exists, so a run without events starts none."""
+    from prefect.events.worker import EventsWorker
+
+    with EventsWorker._instance_lock:
+        running = bool(EventsWorker._instances)
+    if running:
+        EventsWorker.instance().wait_until_empty()
+
+
 def main(flow, **kwargs) -> int:
     """Run a stage flow as a command: exit 0, or print each problem as one line and exit 1."""
     try:
@@ -153,6 +165,8 @@ def main(flow, **kwargs) -> int:
     except USER_ERRORS as exc:
         print(str(exc), file=sys.stderr)
         return 1
+    finally:
+        send_queued_events()
     if state.is_failed():
         print(state.message or "stage failed", file=sys.stderr)
         return 1
