@@ -244,19 +244,23 @@ def test_the_report_stage_reads_what_exists_names_this_codes_version_and_lists_i
 
 # --- the run page's context: each section gets what it reads ------------------------------------------------
 
-def _run_inputs(tmp_path):
-    import json
+def _recorder(seen: dict, name: str, value):
+    """A stand-in for a section's function: records what it was handed, returns `value`."""
+    return lambda *a: seen.setdefault(name, a) and value
 
+
+def _run_inputs(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from tasks.core.artifacts import write_json
 
     def table(name, rows):
         pq.write_table(pa.Table.from_pylist(rows), tmp_path / name)
         return str(tmp_path / name)
 
     def js(name, value):
-        (tmp_path / name).write_text(json.dumps(value))
-        return str(tmp_path / name)
+        return str(write_json(value, tmp_path / name))
     return {"leaderboard": table("lb.parquet", [{"rm": "a", "acc": 0.5, "extra": 1}]),
             "leaderboard_metrics": js("lbm.json", {"lb": 1}),
             "correlation": table("corr.parquet", [{"c": 1}]), "correlation_points": table("pts.parquet", [{"p": 2}]),
@@ -270,15 +274,12 @@ def _record_sections(monkeypatch):
     from tasks.ops.report import benchmarks, board, build, downstream, headline, methods
 
     seen = {}
-
-    def rec(name):
-        return lambda *a: seen.setdefault(name, a) and f"<{name}>"
-    for mod, fn in ((board, "leaderboard"), (board, "heatmaps"), (headline, "headline"), (downstream, "validity"),
-                    (downstream, "human_eval"), (downstream, "correlation"), (downstream, "data_card"),
-                    (methods, "sections"), (benchmarks, "matrix"), (benchmarks, "leaderboards"),
-                    (build, "provenance_context")):
-        monkeypatch.setattr(mod, fn, rec(f"{mod.__name__.rsplit('.', 1)[-1]}.{fn}"))
-    monkeypatch.setattr(board, "leaderboard", lambda *a: seen.setdefault("board.leaderboard", a) and {"rows": []})
+    for mod, fn in ((board, "heatmaps"), (headline, "headline"), (downstream, "validity"), (downstream, "human_eval"),
+                    (downstream, "correlation"), (downstream, "data_card"), (methods, "sections"),
+                    (benchmarks, "matrix"), (benchmarks, "leaderboards"), (build, "provenance_context")):
+        name = f"{mod.__name__.rsplit('.', 1)[-1]}.{fn}"
+        monkeypatch.setattr(mod, fn, _recorder(seen, name, f"<{name}>"))
+    monkeypatch.setattr(board, "leaderboard", _recorder(seen, "board.leaderboard", {"rows": []}))
     return seen
 
 
@@ -352,6 +353,7 @@ def test_the_headline_file_holds_the_headline_of_the_leaderboard_and_correlation
 
 
 def test_the_provenance_context_hands_each_part_what_it_reads(monkeypatch, tmp_path):
+    import functools
     import hashlib
     import json
 
@@ -359,9 +361,7 @@ def test_the_provenance_context_hands_each_part_what_it_reads(monkeypatch, tmp_p
     from tasks.ops.report import board, build, provenance
 
     seen = {}
-
-    def rec(name, value):
-        return lambda *a: seen.setdefault(name, a) and value
+    rec = functools.partial(_recorder, seen)
     monkeypatch.setattr(provenance, "load_references", rec("refs", {"paper": {}, "mine": {}}))
     monkeypatch.setattr(provenance, "params_differences", rec("diffs", [
         {"key": "k", "run": {"b": 1, "a": "é"}, "references": {"paper": provenance.MISSING, "mine": [2, 1]}},
@@ -405,7 +405,7 @@ def test_the_provenance_context_hands_each_part_what_it_reads(monkeypatch, tmp_p
     assert seen["rm_rows"][3] is None, "no train_rm metrics read as None"
 
 
-def test_the_params_hash_names_values_json_cannot_write_by_their_text(monkeypatch):
+def test_the_params_hash_names_values_json_cannot_write_by_their_text():
     import hashlib
     import json
     from pathlib import PurePosixPath
