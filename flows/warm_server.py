@@ -10,37 +10,7 @@ import socket
 import sys
 
 from flows.warm import GRACE_S, OWN_KEYS, receive, send
-
-
-# what Prefect imports only when a flow runs (its engines; fastapi to serialize a flow's parameters)
-LATE = ("prefect.flow_engine", "prefect.task_engine", "fastapi", "fastapi.encoders", "pydantic.v1", "tabulate",
-        "anyio._backends._asyncio")
-
-
-def preload() -> None:
-    """What stage processes import: every stage's modules, and the heavy libraries their tasks import late."""
-    import importlib
-
-    from tasks.core.stage_table import TABLE
-
-    for name in ("torch", "transformers", "sentence_transformers", "llama_cpp", "trl", "sklearn.metrics",
-                 "scipy.stats", "matplotlib.pyplot", *LATE):
-        try:
-            importlib.import_module(name)
-        except Exception:   # an optional extra not installed: its stages import it (or fail) themselves
-            pass
-    for module in dict.fromkeys(m for stage in TABLE for m in stage.code):   # each stage's flow, logic, runner
-        importlib.import_module(module)
-    # what every fork would redo (~0.8 s of a stage's ~2 s in its fork, py-spy): the import scans behind each
-    # stage's code hash (cached by file content, so a file edited later is scanned afresh) and the registries
-    # the params check imports
-    from tasks.core.codedeps import code_files
-    from tasks.ops.params import registries
-
-    for stage in TABLE:
-        code_files(stage.code)
-    registries()
-    no_heartbeats()
+from flows.warm_preload import no_heartbeats, preload, warm_params
 
 
 def project_files(root: str) -> dict[str, tuple[int, int]]:
@@ -146,6 +116,7 @@ def _child(conn: socket.socket, request: dict, fds: list[int], added: dict) -> N
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)   # a stage ends on SIGTERM as a plain process would
         os.setpgid(0, 0)   # a group of its own, as the client forwards signals to it (and its children)
+        inherited_finalizers_off()
         send(conn, {"pid": os.getpid()})
         _watch_client(conn)
         os.chdir(request["cwd"])
@@ -165,6 +136,16 @@ def _child(conn: socket.socket, request: dict, fds: list[int], added: dict) -> N
         os._exit(rc)
 
 
+def inherited_finalizers_off() -> None:
+    """The weakref finalizers a fork inherits are the server's (torch's operator libraries, ~180): its exit need
+    not run them (~0.03 s a stage, each touching pages copy-on-write), and must not run one that removes a
+    resource the server still holds. Finalizers the stage makes itself run at its exit as ever."""
+    import weakref
+
+    for finalizer in list(weakref.finalize._registry):   # noqa: SLF001 - the registry atexit runs
+        finalizer.atexit = False
+
+
 def _adopt_stdio(fds: list[int]) -> None:
     """The client's stdin/stdout/stderr become this process's, buffered as Python buffers them for
     such files (line-buffered on a terminal, unbuffered with PYTHONUNBUFFERED)."""
@@ -181,41 +162,6 @@ def _adopt_stdio(fds: list[int]) -> None:
         setattr(sys, name, new)
         setattr(sys, f"__{name}__", new)
     sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding=sys.stdin.encoding)
-
-
-_QUIET: dict = {}   # the settings object a run starts from -> the same without heartbeats
-
-
-def no_heartbeats():
-    """A flow run's heartbeats let a long-lived server mark a run that stopped beating as crashed, after
-    minutes; `prbench run`'s server lives for the run alone, and each stage's exit waited ~0.5 s on
-    average for the heartbeat thread's one-second sleep to end. The settings are built once, here before
-    any fork (Prefect rebuilds them from the environment: ~0.2 s of each stage's CPU); a fork has the
-    server's environment (`refusal`), so they are the ones it would build."""
-    import prefect.context
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY
-
-    context = prefect.context.get_settings_context()
-    quiet = _QUIET.get(id(context.settings))
-    if quiet is None or quiet[0] is not context.settings:
-        quiet = (context.settings, context.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}))
-        _QUIET.clear()
-        _QUIET[id(context.settings)] = quiet
-    return prefect.context.SettingsContext(profile=context.profile, settings=quiet[1])
-
-
-def warm_params(cwd: str) -> None:
-    """Read and check the params file a stage in `cwd` will load, here before the fork: each fork parsed it
-    again (~0.4 s of CPU per stage with a hundred RMs). load_params keeps it by path and stat, so a file
-    changed since is read afresh in the fork; a bad one is the stage's to report."""
-    from tasks.core.errors import ConfigError
-    from tasks.ops.params import load_params
-    from tasks.core.params import params_path
-
-    try:
-        load_params(os.path.join(cwd, params_path()))
-    except (ConfigError, OSError):
-        pass
 
 
 def _run(module: str, args: list[str]) -> int:

@@ -76,6 +76,19 @@ def test_a_warm_fork_computes_under_the_pinned_numerics(server, tmp_path):
                    "ONEDNN_MAX_CPU_ISA": "AVX2", "OMP_NUM_THREADS": "2"}
 
 
+def test_a_warm_fork_skips_the_servers_finalizers_and_shares_its_tls_context(server, tmp_path):
+    """The server's ~180 weakref finalizers (torch's operator libraries) are not run again at each fork's exit, and
+    Prefect's clients in a fork take the CA context the server built (tests/test_warm_fork_costs.py: each part)."""
+    sock, _ = server
+    done = _client(sock, tmp_path, "tests.fakes.warm_probe", "costs")
+    assert done.returncode == 0 and "ran plain" not in done.stdout, done.stderr
+    got = dict(kv.split("=") for kv in done.stdout.splitlines()[2].split())
+    assert int(got["finalizers"]) > 100 and got["at_exit"] == "0" and got["tls_shared"] == "True", got
+    plain = subprocess.run([sys.executable, "-m", "tests.fakes.warm_probe", "costs"], cwd=ROOT, text=True,
+                           capture_output=True, env=_env(), timeout=120, input="")
+    assert "tls_shared=False" in plain.stdout, "a plain process is left as it is"
+
+
 def test_a_failing_stage_fails_the_same_way(server, tmp_path):
     sock, _ = server
     raised = _client(sock, tmp_path, "tests.fakes.warm_probe", "raise")
