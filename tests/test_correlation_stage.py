@@ -264,3 +264,31 @@ def test_the_correlation_ci_is_the_95_percent_bootstrap_interval_of_the_data(tmp
             checked += 1
             assert abs(r[end] - at95) < gap / 2, (metric, end, r[end], {"95%": at95, "97.5%": at975})
     assert checked >= 3, "the data leaves enough spread to tell a 95% interval from a 97.5% one"
+
+
+def test_pairings_in_forked_workers_give_the_serial_bytes(tmp_path, monkeypatch):
+    """Each benchmark × predictor × downstream pairing runs in a forked worker when there are CPUs to spare
+    (tasks/core/parallel.py): the same bytes as one after another in this process, in the same order."""
+    import os
+
+    from tasks.core import parallel
+
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    pairing = stage.pairing
+
+    def recorded(*args, **kwargs):
+        (pids / str(os.getpid())).touch()
+        return pairing(*args, **kwargs)
+    monkeypatch.setattr(stage, "pairing", recorded)
+    quick = {"permutations": 99, "bootstrap": 50}
+    got = {}
+    for cpus in (1, 3):
+        monkeypatch.setattr(parallel, "cpus", lambda: cpus)
+        run(tmp_path, quick)   # the same folder: the metrics name their input files
+        got[cpus] = {k: file_hash(v) for k, v in outs(tmp_path).items() if not v.endswith(".png")}
+        seen = {int(p.name) for p in pids.iterdir()}
+        assert (seen == {os.getpid()}) == (cpus == 1), (cpus, seen)
+        for p in pids.iterdir():
+            p.unlink()
+    assert got[3] == got[1]

@@ -20,6 +20,7 @@ from tasks.downstream.correlation.primary import run_primary
 from tasks.downstream.correlation.overlap import question_counts
 from tasks.downstream.correlation.table import format_table, plot
 from tasks.core.errors import ConfigError
+from tasks.core.parallel import map_forked
 
 LABELLED = ("bench_scores", "published")   # other benchmarks: by prbench's list-wise rule or their publisher's
 REQUIRED = ("strategy", "split", "benchmarks", "tie_policy", "downstream", "bon_method", "rbo_p", "bootstrap",
@@ -88,6 +89,11 @@ def pairing(bench: Side, down: Side, predictor: str, excluded: set[str], p: dict
     if status:
         return {**head, "status": status, **_empty(status)}, points
     return {**head, **paired.correlate(bench, down, rms, predictor, p, seed)}, points
+
+
+def _pairing_of(key: tuple, benches: dict, downs: dict, excluded: set[str], p: dict, seed: int, labels: dict):
+    bn, predictor, dn = key
+    return pairing(benches[bn], downs[dn], predictor, excluded, p, seed, labels)
 
 
 def holm_one_family(results: dict, compared: dict) -> None:
@@ -191,12 +197,10 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     controls = positive_controls(params)      # the ladder: the primary test's, never an exploratory contestant
     excluded = set(p.get("exclude_rms") or []) | controls | (set() if p.get("include_null_baselines") else nulls)
     rm_labels = labels(params)
-    results, points = {}, []
-    for bn, bench in benches.items():
-        for predictor in bench.predictors():
-            for dn, down in downs.items():
-                results[(bn, predictor, dn)], pts = pairing(bench, down, predictor, excluded, p, seed, rm_labels)
-                points += pts
+    keys = [(bn, predictor, dn) for bn, bench in benches.items() for predictor in bench.predictors() for dn in downs]
+    # most of the stage's time at a hundred RMs (the permutations), each pairing on its own seeded streams
+    done = map_forked(_pairing_of, keys, benches, downs, excluded, p, seed, rm_labels)
+    results, points = dict(zip(keys, (result for result, _ in done))), [pt for _, pts in done for pt in pts]
     ours = [[x, y] for x, y in p.get("comparisons") or []]
     ours += [["personalised", b] for b in others if "personalised" in benches and ["personalised", b] not in ours]
     compared = comparisons(benches, downs, excluded, {**p, "comparisons": ours}, seed)   # every benchmark vs ours
