@@ -40,3 +40,36 @@ def test_a_workers_error_is_raised_here_as_itself(monkeypatch):
 
 def test_cpus_is_this_process_affinity():
     assert parallel.cpus() == len(os.sched_getaffinity(0)) >= 1
+
+
+def test_workers_carry_none_of_the_parents_signal_handlers():
+    """Under a Prefect flow the stage process has a SIGTERM handler that raises: the workers must not run it (each
+    printed its traceback when the pool stopped them, and a worker stopped holding its queue's lock hung the pool).
+    Twenty pools, done and failed, under such a handler: nothing on stderr, no hang."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = """
+import signal
+from tasks.core import parallel
+from tasks.core.errors import ConfigError
+from tests.test_parallel import _fails_at_three, _square_plus
+class Terminated(BaseException):
+    pass
+def raising(*_):
+    raise Terminated()
+signal.signal(signal.SIGTERM, raising)
+parallel.cpus = lambda: 2
+for _ in range(10):
+    assert [v for v, _ in parallel.map_forked(_square_plus, list(range(6)), 0)] == [i * i for i in range(6)]
+    try:
+        parallel.map_forked(_fails_at_three, [1, 2, 3, 4, 5, 6])
+    except ConfigError:
+        pass
+print("done")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "done", proc.stderr[-3000:]
+    assert proc.stderr == "", proc.stderr[-3000:]

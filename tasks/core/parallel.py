@@ -19,6 +19,13 @@ def cpus() -> int:
 
 
 def _adopt(work: tuple) -> None:
+    """A worker is its parent's to stop: no handler of the parent's runs in it (Prefect's SIGTERM one printed a
+    traceback per worker, and could leave the pool waiting on a worker that died holding its queue's lock), and
+    Ctrl-C is for the parent, which then stops the workers."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     global _WORK
     _WORK = work
 
@@ -36,5 +43,14 @@ def map_forked(function: Callable[..., Any], items: list, *shared) -> list:
         return [function(item, *shared) for item in items]
     import multiprocessing
 
-    with multiprocessing.get_context("fork").Pool(workers, initializer=_adopt, initargs=((function, shared),)) as pool:
-        return pool.map(_call, items, chunksize=1)
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_adopt, initargs=((function, shared),))
+    try:
+        results = pool.map(_call, items, chunksize=1)
+    except BaseException:
+        pool.terminate()
+        raise
+    else:
+        pool.close()   # done: the workers leave on their own, no signal sent
+    finally:
+        pool.join()
+    return results
