@@ -73,3 +73,17 @@ print("done")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "done", proc.stderr[-3000:]
     assert proc.stderr == "", proc.stderr[-3000:]
+
+
+def _dies_at_two(item):
+    if item == 2:
+        os.kill(os.getpid(), 9)
+    return item
+
+
+def test_a_worker_killed_mid_item_fails_the_call_instead_of_hanging(monkeypatch):
+    from concurrent.futures.process import BrokenProcessPool
+
+    monkeypatch.setattr(parallel, "cpus", lambda: 2)
+    with pytest.raises(BrokenProcessPool):
+        parallel.map_forked(_dies_at_two, [1, 2, 3, 4])

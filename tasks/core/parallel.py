@@ -42,15 +42,16 @@ def map_forked(function: Callable[..., Any], items: list, *shared) -> list:
     if workers <= 1 or not hasattr(os, "fork"):
         return [function(item, *shared) for item in items]
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_adopt, initargs=((function, shared),))
+    # not multiprocessing.Pool: a worker killed mid-item (the OOM killer, a signal) fails the call here
+    # (BrokenProcessPool) instead of leaving it waiting forever
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_adopt,
+                               initargs=((function, shared),))
     try:
-        results = pool.map(_call, items, chunksize=1)
+        return list(pool.map(_call, items))
     except BaseException:
-        pool.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)   # the items not started are dropped; none is left running
         raise
-    else:
-        pool.close()   # done: the workers leave on their own, no signal sent
     finally:
-        pool.join()
-    return results
+        pool.shutdown(wait=True)   # done: the workers leave on their own, no signal sent
