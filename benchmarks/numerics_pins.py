@@ -42,7 +42,7 @@ WORKLOADS = ("statistics", "gemm", "training")
 def variants() -> dict[str, dict]:
     from tasks.core import numerics
 
-    pins = {k: v for k, v in numerics.wanted("1", numerics.cpuinfo()["vendor"], flags=numerics.cpuinfo()["flags"]).items()
+    pins = {k: v for k, v in numerics.wanted("1", flags=numerics.cpuinfo()["flags"]).items()
             if k not in THREADS}
     pick = lambda *keys: {k: pins[k] for k in keys if k in pins}  # noqa: E731
     older = {"NPY_DISABLE_CPU_FEATURES": " ".join(numerics.NUMPY_ABOVE["default"]), "OPENBLAS_CORETYPE": "Sandybridge",

@@ -45,14 +45,23 @@ def in_root(monkeypatch):
 
 @pytest.mark.parametrize("name", FINGERPRINTED)
 def test_the_fingerprint_holds_every_declared_input_code_file_and_param(in_root, name):
+    """Each file lists, with the md5 dvc.lock records for it, every data input the RM's stage declares and a dep
+    covering each code file it imports, all of them deps of `<name>_inputs` in dvc.yaml; not the code only the
+    fingerprint stage runs; and its RM's params."""
+    from tasks.core.dvc_hash import dvc_md5
     from tasks.stages.fingerprint import fingerprints
 
     s = stages.get(name)
-    prints = fingerprints(in_root, s)
+    prints = fingerprints(in_root, stages.get(f"{name}_inputs"))
     assert sorted(prints) == sorted(in_root["scoring"]["rms"])
     one = prints["random"]
     declared = {stages.resolve(d, in_root, "random", s) for d in [*s.inputs.values(), *s.deps]}
-    assert set(one["files"]) == declared | set(codedeps.code_files(s.code, ROOT))
+    assert declared <= set(one["files"])
+    for f in codedeps.code_files(s.code, ROOT):
+        assert any(f == p or f.startswith(p + "/") for p in one["files"]), f"{f} is in no fingerprinted dep"
+    assert "tasks/stages/fingerprint.py" not in one["files"], "the fingerprint's own code changes no score"
+    assert set(one["files"]) <= set(_spec()[f"{name}_inputs"]["deps"]), "only what dvc.lock records for the stage"
+    assert one["files"] == {p: dvc_md5(ROOT / p) for p in one["files"]}
     assert one["params"] == stages.used_params(in_root, name, "random")
 
 
@@ -60,7 +69,7 @@ def test_the_fingerprint_holds_every_declared_input_code_file_and_param(in_root,
 def test_adding_an_rm_changes_no_other_rms_fingerprint_and_a_shared_param_changes_all(in_root, name):
     from tasks.stages.fingerprint import fingerprints
 
-    s = stages.get(name)
+    s = stages.get(f"{name}_inputs")
     before = fingerprints(in_root, s)
     more = copy.deepcopy(in_root)
     more["scoring"]["rms"]["random-new"] = {"kind": "random"}
@@ -104,4 +113,4 @@ def test_the_stage_writes_one_file_per_rm_and_removes_a_removed_rms(in_root, tmp
     (folder / "gone.json").write_text("{}")
     assert run(in_root, {}, {"fingerprints": str(folder)}) == {"keys": len(in_root["scoring"]["rms"])}
     assert sorted(p.name for p in folder.iterdir()) == sorted(f"{rm}.json" for rm in in_root["scoring"]["rms"])
-    assert json.loads((folder / "random.json").read_text()) == fingerprints(in_root, stages.get("score"))["random"]
+    assert json.loads((folder / "random.json").read_text()) == fingerprints(in_root, stages.get("score_inputs"))["random"]

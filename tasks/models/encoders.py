@@ -101,11 +101,16 @@ class Encoder:
                 self.cache.put(self.identity, new)
 
     def same_length_batches(self, items: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
-        """(key, text) grouped into batches of texts with the same token count. No text is ever
-        padded, so its vector is bit for bit the one it gets alone: it cannot depend on what else
-        was in its batch, or on which texts the cache already held (measured on MiniLM, CPU)."""
+        """(key, text) in the batches they are encoded in, so that a vector is a function of its text alone: it
+        cannot depend on what else was in its batch, or on which texts the cache already held. On CPU each text is
+        encoded alone: under MKL's COMPATIBLE branch (the one Intel and AMD share, tasks/core/numerics.py) a GEMM's
+        bits depend on its row count, and a MiniLM vector in a batch of 8 same-length texts differed in its last
+        bits from the same text alone (measured on an Intel Xeon, 2026-12-07; alone cost 8% more CPU than batched).
+        On a GPU, texts with the same token count share a batch of `batch_size` (never padded)."""
         if not items:
             return []
+        if (self.device or _device()) == "cpu":
+            return [[item] for item in items]
         tok = self.model.tokenizer
         lengths = [len(ids) for ids in tok([t for _, t in items], truncation=True,
                                            max_length=self.model.max_seq_length)["input_ids"]]

@@ -79,7 +79,7 @@ class Profiles(Group):
     k: int = F(10, "top-k posts kept per question", ge=1)
     context_k: int = F(4, "of those, how many form the profile text RMs see (raw_profile)", ge=1)
     max_words_per_post: int = F(60, "per post in the formatted profile text", ge=1)
-    batch_size: int = F(64, "encoder batch size", ge=1)
+    batch_size: int = F(64, "encoder batch size on a GPU (texts of one token count); on CPU each text alone", ge=1)
 
 
 class TextGen(Group):

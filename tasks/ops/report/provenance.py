@@ -144,7 +144,8 @@ def numerics(machines: list[dict] | None) -> dict:
     caps = sorted({str(m.get("torch_capability")) for m in machines if m.get("torch_capability")})
     kernels = sorted({m["kernels"] for m in machines if m["kernels"]})
     return {"pins": [{"var": k, "value": v} for k, v in shown.items()]
-            + [{"var": "MKL_CBWR", "value": f"{pins.MKL_BRANCH} on Intel CPUs; MKL's own dispatch on others"},
+            + [{"var": "MKL_CBWR", "value": f"{pins.MKL_PINS['MKL_CBWR']} (one MKL code path on Intel and AMD alike)"},
+               {"var": "MKL_DYNAMIC", "value": pins.MKL_PINS["MKL_DYNAMIC"]},
                {"var": " / ".join(pins.THREAD_VARS), "value": "common.torch_threads"}],
             "floor": " + ".join(f.upper() for f in pins.FLOOR), "decimals": DECISION_DECIMALS,
             "machines": sorted(machines, key=lambda m: m.get("label", "")) or None,
