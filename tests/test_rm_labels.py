@@ -143,3 +143,11 @@ def test_a_dpo_rm_is_labelled_an_implicit_reward_with_its_reference(tmp_path):
     assert metrics["labels"]["zephyr"]["implicit_reward"] == "DPO vs org/zephyr-sft"
     table = leaderboard.format_table(list(micro.values()))
     assert "zephyr [implicit reward: DPO vs org/zephyr-sft]" in table and "\nhub " in table
+    from tasks.ops.report import board
+
+    rows = read_table(out["leaderboard"], "leaderboard")
+    page = board.leaderboard(rows.to_pylist(), rows.column_names, metrics)
+    names = {r["rm"]: r["cells"][0]["text"] for r in page["rows"]}
+    assert names == {"zephyr": "zephyr (implicit reward)", "simpo": "simpo (implicit reward)", "hub": "hub"}
+    column = [h["key"] for h in page["head"]].index("implicit_reward")
+    assert {r["rm"]: r["cells"][column]["text"] for r in page["rows"]}["zephyr"] == "DPO vs org/zephyr-sft"
