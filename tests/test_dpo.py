@@ -160,3 +160,40 @@ def test_entry_problems_are_one_line_each_before_anything_loads(lms):
                                 "folder with config.json, weights (*.safetensors / *.bin) and a tokenizer, as "
                                 "`hf download ID --local-dir DIR` writes"]
     assert check("x", {**fine, "ref_model": lms["B"], "ref_revision": "main"}) == []
+
+
+def test_prbench_params_checks_a_dpo_entry_before_any_work(lms, tmp_path, capsys, monkeypatch):
+    from tests.test_params_mistakes import RMS, TEXT, _edit, _params
+
+    for i, (options, said) in enumerate([
+            (f"ref_model: {lms['B']}, normalize: avg", "scoring.rms.dpo-rm.normalize: 'avg' is not allowed: one of sum, mean"),
+            ("ref_model: ./no-such-ref", "scoring.rms.dpo-rm.ref_model: no such folder './no-such-ref'")]):
+        entry = f"    dpo-rm: {{kind: dpo, model: {lms['A']}, {options}}}\n"
+        (tmp_path / str(i)).mkdir()
+        rc, out, err = _params(tmp_path / str(i), capsys, monkeypatch, _edit(RMS, RMS + entry, TEXT))
+        assert rc != 0 and err.startswith(f"params.yaml: {said}") and "\n" not in err, err
+    good = f"    dpo-rm: {{kind: dpo, model: {lms['A']}, ref_model: {lms['B']}, normalize: mean}}\n"
+    (tmp_path / "good").mkdir()
+    rc, out, err = _params(tmp_path / "good", capsys, monkeypatch, _edit(RMS, RMS + good, TEXT))
+    assert rc == 0, err
+
+
+def test_a_released_dpo_policy_is_prefetched_as_a_causal_lm_and_a_classifier_is_refused(lms, tmp_path):
+    from pathlib import Path
+
+    from tasks.core.artifacts import tree_hash
+    from tasks.ops import releases
+    from tests.fakes.hf_hub import tiny_seq_cls
+
+    def release(folder):
+        return releases.Release(model=folder, revision=releases.LOCAL_PREFIX + tree_hash([Path(folder)]), source="local")
+
+    entry = releases.rm_entry(release(lms["A"]), {"kind": "dpo", "ref_model": lms["B"], "max_length": 256})
+    assert entry["kind"] == "dpo" and entry["model"] == lms["A"] and entry["ref_model"] == lms["B"]
+    releases.prefetch(release(lms["A"]), entry)   # downloads nothing (a local folder), builds policy + reference
+    classifier = str(tiny_seq_cls(tmp_path / "classifier"))
+    with pytest.raises(ConfigError, match=r": not a causal language model \(architectures: BertForSequenceClassification\); "
+                                          r"a dpo RM scores answers by a policy's log-probabilities$"):
+        releases.prefetch(release(classifier), {**entry, "model": classifier})
+    with pytest.raises(ConfigError, match=r": not a sequence-classification reward model \(architectures: LlamaForCausalLM\)"):
+        releases.prefetch(release(lms["A"]), {**entry, "kind": "seq-cls"})
