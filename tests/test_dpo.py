@@ -197,3 +197,27 @@ def test_a_released_dpo_policy_is_prefetched_as_a_causal_lm_and_a_classifier_is_
         releases.prefetch(release(classifier), {**entry, "model": classifier})
     with pytest.raises(ConfigError, match=r": not a sequence-classification reward model \(architectures: LlamaForCausalLM\)"):
         releases.prefetch(release(lms["A"]), {**entry, "kind": "seq-cls"})
+
+
+def test_the_score_stage_loads_both_models_once_and_chunks_change_no_bit(lms, tmp_path, monkeypatch):
+    """Every chunk of the stage (as a Dask or Ray worker runs them) scores with the one policy and reference the
+    stage loaded; with batch_invariant, chunk sizes 2 and 256 give the same bytes of scores."""
+    from transformers import AutoModelForCausalLM
+
+    from tests.test_score_stage import _project, _run
+
+    loads = []
+    real = AutoModelForCausalLM.from_pretrained.__func__
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained",
+                        classmethod(lambda cls, *a, **k: loads.append(a[0]) or real(cls, *a, **k)))
+    rm = {"kind": "dpo", "model": lms["A"], "ref_model": lms["B"], "batch_invariant": True}
+    params = _project(tmp_path, rms={"dpo": rm})
+    got = {}
+    for size in (2, 256):
+        params["scale"] = {**params.get("scale", {}), "chunk_size": size}
+        loads.clear()
+        metrics, rows, _ = _run(tmp_path, params, "dpo")
+        assert loads == [lms["A"], lms["B"]], f"chunk_size {size}: {loads}"
+        got[size] = [(r["strategy"], r["question_id"], r["score_chosen"], r["score_rejected"]) for r in rows]
+    assert got[2] == got[256] and len(got[2]) > 2 * 2, "more than one chunk of 2 pairs, the same scores"
+    assert metrics["numerics"]["reward"] == "implicit (DPO)" and metrics["numerics"]["reference"] == lms["B"]
