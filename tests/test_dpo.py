@@ -9,6 +9,7 @@ import random
 import pytest
 
 from tasks.core.errors import ConfigError
+from tasks.models.rms import invariant
 from tasks.models.rms.base import PairInput, user_message
 from tasks.models.rms.registry import check, make_rm
 from tests.conftest import SAMPLE
@@ -117,6 +118,10 @@ def test_batch_invariant_scores_are_the_same_bits_at_any_batch_size_and_order(lm
     random.Random(5).shuffle(order)
     assert bits(3) == want and bits(16) == want and bits(16, order) == want
     assert rm.numerics()["batch_invariant"] is True
+    rm.PLAN = lambda lengths, device: invariant.plan(lengths, "cuda")   # a GPU's micro-batches: rows, fillers, buckets
+    gpu = bits(1)
+    assert bits(16, order) == gpu and [x for g in gpu for x in g[:2]] == pytest.approx(
+        [x for w in want for x in w[:2]], rel=1e-5), "the same answers' scores, in other shapes"
 
 
 def test_results_name_the_implicit_reward_and_its_reference(lms):

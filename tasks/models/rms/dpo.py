@@ -153,9 +153,10 @@ class DpoRM(_HFRewardModel):
         encs = encs + encs[:1] * ((rows or n) - n)
         ids = torch.tensor([e.ids + [self.pad_id] * (width - len(e.ids)) for e in encs], device=self.device)
         mask = torch.tensor([[1] * len(e.ids) + [0] * (width - len(e.ids)) for e in encs], device=self.device)
-        # logits from the first position an answer token is predicted from; batch-invariant: all of them, so the
-        # output layer's shape is the width's alone
-        first = 0 if self.invariant or not self.keeps_logits else min(e.start for e in encs) - 1
+        # logits from the first position an answer token is predicted from; a batch-invariant micro-batch of several
+        # rows (GPU) keeps them all, so the output layer's shape is the width's alone, never its batch mates'
+        shared = self.invariant and len(encs) > 1
+        first = 0 if shared or not self.keeps_logits else min(e.start for e in encs) - 1
         sums = [self._logprob_sums(m, ids, mask, encs[:n], first) for m in self.models]
         out = []
         for i, e in enumerate(encs[:n]):
