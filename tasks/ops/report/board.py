@@ -75,7 +75,7 @@ def leaderboard(rows: list[dict], columns: list[str], metrics: dict, controls=fr
                 for t in tests}
     chance = metrics.get("chance") or {}
     vs_chance = {(rm, st): t for st, per in (chance.get("tests") or {}).items() for rm, t in (per.get("rms") or {}).items()}
-    implicit = {rm: v.get("implicit_reward") for rm, v in (metrics.get("labels") or {}).items()}
+    implicit = {rm: v.get("implicit_reward") for rm, v in (metrics.get("labels") or {}).items() if isinstance(v, dict)}
     body = []
     for rm, s in keys:
         e, m = entries.get((rm, s), {}), micro.get((rm, s), {})
