@@ -143,7 +143,8 @@ def cmd_score(args) -> int:
         else:
             print(quick_score(params, entry=entry, name=name, data=args.data, out=out, limit=args.limit, source=source,
                               strategies=strategies or list(DEFAULT_STRATEGIES), fidelity=args.fidelity))
-    except ConfigError as exc:   # the RM's model that does not load, as the flag that named it
-        raise ConfigError(str(exc).replace(f"scoring.rms.{name}.model:", "--model:")) from None
+    except ConfigError as exc:   # the RM's model (or another option, e.g. dpo's ref_model) as the flag that named it
+        raise ConfigError(str(exc).replace(f"scoring.rms.{name}.model:", "--model:")
+                          .replace(f"scoring.rms.{name}.", "--option ")) from None
     print(f"prbench: per-item scores and {results.FILE} under {out}/ (params: {source})")
     return 0

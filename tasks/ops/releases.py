@@ -167,6 +167,10 @@ def rm_entry(release: Release, defaults: dict) -> dict:
 
 
 # --- before a release touches params: can it be downloaded and configured? --------------------
+# what a kind loads, told from config.json before any weights: (architecture suffix, what it is, why)
+ARCHITECTURES = {"seq-cls": ("ForSequenceClassification", "a sequence-classification reward model",
+                             "a seq-cls RM needs a trained classification head"),
+                 "dpo": ("ForCausalLM", "a causal language model", "a dpo RM scores answers by a policy's log-probabilities")}
 SKIP_FILES = ["*.onnx", "onnx/*", "*.h5", "*.msgpack", "*.ot", "*.gguf", "openvino/*", "*.tflite"]
 
 
@@ -236,9 +240,9 @@ def prefetch(release: Release, entry: dict, root: Path = Path("."), name: str = 
     except Exception as exc:   # transformers raises OSError, ValueError, KeyError for bad configs
         raise ConfigError(f"{where}: config does not load: config.json: {_one_line(exc)}") from None
     archs = list(getattr(config, "architectures", None) or [])
-    if entry.get("kind") == "seq-cls" and not any(a.endswith("ForSequenceClassification") for a in archs):
-        raise ConfigError(f"{where}: not a sequence-classification reward model (architectures: "
-                          f"{', '.join(archs) or 'none'}); a seq-cls RM needs a trained classification head")
+    need = ARCHITECTURES.get(entry.get("kind"))
+    if need and not any(a.endswith(need[0]) for a in archs):
+        raise ConfigError(f"{where}: not {need[1]} (architectures: {', '.join(archs) or 'none'}); {need[2]}")
     from tasks.models.rms.registry import make_rm
 
     local = {k: v for k, v in entry.items() if k != "revision"}

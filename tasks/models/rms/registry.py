@@ -16,7 +16,7 @@ NOT_RM = (SCHEDULING, LIMIT)
 
 def _load_kinds() -> None:
     # imported for their @register side effect; heavy libraries load only when an RM is built
-    from tasks.models.rms import baselines, judges, mixture, seq_cls  # noqa: F401
+    from tasks.models.rms import baselines, dpo, judges, mixture, seq_cls  # noqa: F401
 
 
 KINDS = Registry("kind", _load_kinds)

@@ -109,35 +109,40 @@ class _HFRewardModel(RewardModel):
         why = problem(entry.get("model"))
         return [f"{key}.model: {why}"] if why else []
 
-    def _load(self, loader, **kwargs):
-        """from_pretrained with this entry's revision and trust; a folder that is not a model, a load that fails and
-        remote-code refusals are one ConfigError naming the entry's model, never a traceback."""
-        why = type(self).entry_problems({"model": self.model_id}, f"scoring.rms.{self.name}")
+    def _load(self, loader, key: str = "model", source: tuple[str, str | None] | None = None, **kwargs):
+        """from_pretrained of the entry's model, or of another model option `key` (dpo's ref_model) given as `source`
+        (id, revision), with the entry's trust; a folder that is not a model, a load that fails and remote-code
+        refusals are one ConfigError naming that option and its model, never a traceback."""
+        from tasks.models.rms.model_folder import problem
+
+        model_id, revision = source or (self.model_id, self.revision)
+        why = type(self).entry_problems({"model": model_id}, f"scoring.rms.{self.name}") if key == "model" else \
+            [f"scoring.rms.{self.name}.{key}: {w}" for w in [problem(model_id)] if w]
         if why:
             raise ConfigError(why[0])
         if not self.trust:
             from transformers import PretrainedConfig
 
             try:
-                config = PretrainedConfig.get_config_dict(self.model_id, revision=self.revision)[0]
+                config = PretrainedConfig.get_config_dict(model_id, revision=revision)[0]
             except (OSError, ValueError) as exc:
-                raise self._cannot_load(exc) from None
+                raise self._cannot_load(exc, key, model_id) from None
             if config.get("auto_map"):
-                raise _untrusted(self.name, self.model_id)
+                raise _untrusted(self.name, model_id)
         try:
-            return loader.from_pretrained(self.model_id, revision=self.revision, trust_remote_code=self.trust, **kwargs)
+            return loader.from_pretrained(model_id, revision=revision, trust_remote_code=self.trust, **kwargs)
         except ValueError as exc:
             if "trust_remote_code" in str(exc):
-                raise _untrusted(self.name, self.model_id) from None
-            raise self._cannot_load(exc) from None
+                raise _untrusted(self.name, model_id) from None
+            raise self._cannot_load(exc, key, model_id) from None
         except _load_errors() as exc:   # missing or corrupt files, an optional package, an unknown model type
-            raise self._cannot_load(exc) from None
+            raise self._cannot_load(exc, key, model_id) from None
 
-    def _cannot_load(self, exc: Exception) -> ConfigError:
+    def _cannot_load(self, exc: Exception, key: str, model_id: str) -> ConfigError:
         from tasks.models.rms.model_folder import EXPECTS
 
         first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
-        return ConfigError(f"scoring.rms.{self.name}.model: cannot load '{self.model_id}': {type(exc).__name__}: "
+        return ConfigError(f"scoring.rms.{self.name}.{key}: cannot load '{model_id}': {type(exc).__name__}: "
                            f"{first[:300]}; {EXPECTS}")
 
     def _max_length(self, tok, config) -> int:

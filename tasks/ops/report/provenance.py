@@ -87,6 +87,8 @@ def rm_rows(rms: dict, llms: dict, score_metrics: dict[str, dict], train_rm: dic
             entry = {**entry, "revision": entry.get("revision") or llm.get("revision")}
         if entry.get("kind") == "bradley-terry" and train_rm:
             model = f"trained here on {train_rm.get('backbone')}"
+        if entry.get("kind") == "dpo":   # an implicit reward: the policy and the reference it is measured against
+            model = f"{model} vs reference {entry['ref_model']}" if entry.get("ref_model") else f"{model} (reference-free)"
         rows.append({"rm": name, "kind": entry.get("kind"), "model": model, "revision": entry.get("revision"),
                      "identity": m.get("identity"), "scored_with": scored_with(m.get("numerics")),
                      "weights": (train_rm or {}).get("model_hash") if entry.get("kind") == "bradley-terry" else None})
