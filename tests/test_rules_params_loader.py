@@ -83,3 +83,20 @@ def test_a_limit_of_null_means_all_and_zero_is_refused():
     assert not [p for p in _full(**{"scoring.per_domain_limit": None}) if "per_domain_limit" in p]
     assert [p for p in _full(**{"scoring.per_domain_limit": 0}) if p.startswith("scoring.per_domain_limit")] == [
         "scoring.per_domain_limit: 0 is out of range: must be >= 1"]
+
+
+def test_a_params_file_edited_in_place_is_read_again_even_at_the_same_size(tmp_path):
+    """load_params remembers a checked file by path, modification time and size: an edit that keeps the size
+    (0.95 -> 0.90) is still read, never the remembered values."""
+    import os
+
+    from tasks.ops.params import load_params
+
+    path = tmp_path / "params.yaml"
+    path.write_text("leaderboard:\n  ci: 0.95\n")
+    st = path.stat()
+    assert load_params(path)["leaderboard"]["ci"] == 0.95
+    path.write_text("leaderboard:\n  ci: 0.90\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))   # another mtime, the same size
+    assert path.stat().st_size == st.st_size
+    assert load_params(path)["leaderboard"]["ci"] == 0.90

@@ -62,3 +62,10 @@ def test_no_dtype_counts_nothing_and_rows_without_a_dtype_give_no_count():
     assert precision.count_within(rows) is None, "no model ran here: no count, not a count of 0"
     tie = {"score_dtype": "bfloat16", "score_chosen": 1.0, "score_rejected": 1.0 + 2 ** -9, "invalid": False, "tie": True}
     assert precision.count_within([tie]) == 0, "a tie is not a decided pair"
+
+
+def test_a_row_of_several_dtypes_names_them_all_and_counts_each_in_its_own():
+    rows = [{"score_dtype": "float32", "score_chosen": 1.0, "score_rejected": 1.0 + 2 ** -21, "invalid": False, "tie": False},
+            {"score_dtype": "bfloat16", "score_chosen": 1.0, "score_rejected": 1.0 + 2 ** -5, "invalid": False, "tie": False},
+            {"score_dtype": "float32", "score_chosen": 1.0, "score_rejected": 1.0 + 2 ** -5, "invalid": False, "tie": False}]
+    assert precision.fields(rows) == {"score_dtype": "bfloat16, float32", "within_resolution": 2}
