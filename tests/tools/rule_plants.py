@@ -454,3 +454,18 @@ PLANTS += [
       "    return next((r[\"score_dtype\"] for r in rows if r.get(\"score_dtype\")), None)", T_PRECISION,
       "the first row's dtype for a table of several"),
 ]
+
+JUDGES = "tasks/models/rms/judges.py"
+PLANTS += [
+    P("JP1", JUDGES, "        key = \"\\x1f\".join((str(self.seed), p.question_id, p.question, p.chosen, p.rejected))",
+      "        key = \"\\x1f\".join((str(self.seed), p.question))", ["tests/test_judge_position.py"],
+      "the A/B coin keyed by the question only (two pairs of one question always placed alike)"),
+    P("JP2", JUDGES, "            votes = [-pref if swap else pref for pref, swap in shown]",
+      "            votes = [pref for pref, swap in shown]", ["tests/test_judge_position.py", "tests/test_listwise.py"],
+      "the position not folded out (a verdict for A always counted for chosen)"),
+    P("BM1", METHODS, "    rows = [r for r in _read(\"bon\", path, BON_COLUMNS) if r[\"method\"] == p[\"bon_method\"]]",
+      "    rows = [r for r in _read(\"bon\", path, BON_COLUMNS) if r[\"method\"] == \"expected\"]", T_SIDES,
+      "correlation.bon_method first_k read as expected"),
+    P("ONERR", INGEST, "    if fatal or (errors and on_error == \"fail\"):", "    if fatal or errors:", T_INGEST,
+      "ingest.on_error: quarantine fails like fail"),
+]
