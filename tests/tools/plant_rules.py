@@ -7,7 +7,7 @@ bytecode is kept). "caught" means the tests failed under the plant; "ESCAPED" me
 do not tell the rule from that neighbour. Bytecode is not written while a plant is in place.
 
     python tests/tools/plant_rules.py               # every plant
-    python tests/tools/plant_rules.py R12 R13       # the plants of these rows
+    python tests/tools/plant_rules.py RES2 FP1      # these plants (ids as docs/rules.md brackets them)
     python tests/tools/plant_rules.py --list        # rows and their plants
     python tests/tools/plant_rules.py FP1 --without tests/test_rules_fingerprint.py   # would the older tests catch it?
 """
@@ -67,7 +67,7 @@ def run_plant(plant: dict, timeout: int, without=()) -> tuple[str, float, str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("rules", nargs="*", help="rows (R12 ...) to plant; none: every plant")
+    ap.add_argument("rules", nargs="*", help="plant ids (RES2 ...); none: every plant")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--without", nargs="+", default=(), metavar="TEST_FILE",
