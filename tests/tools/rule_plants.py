@@ -12,6 +12,7 @@ def P(rule: str, file: str, old: str, new: str, tests: list[str] | str, why: str
 PRECISION = "tasks/core/precision.py"
 INVARIANT = "tasks/models/rms/invariant.py"
 FINGERPRINT = "tasks/stages/fingerprint.py"
+DVC_HASH = "tasks/core/dvc_hash.py"
 DOCTOR = "tasks/ops/doctor.py"
 TXN = "tasks/ops/release_txn.py"
 SCORE_RM = "tasks/ops/release_score.py"
@@ -88,21 +89,22 @@ PLANTS = [
     P("BINV8", "tasks/models/rms/seq_cls.py", "encs = encs + encs[:1] * ((rows or n) - n)", "encs = encs",
       T_INVARIANT, "fillers dropped in the forward"),
     # --- per-RM fingerprints (docs/stages.md, score_inputs) ----------------------------------------------------
-    P("FP1", FINGERPRINT, 'return tree_hash([p]) if p.is_dir() else file_hash(p) if p.exists() else "absent"',
-      'return file_hash(p) if p.is_file() else "absent"', T_FINGERPRINT,
-      "a folder input (the trained RM, prompts/) hashed as absent: retraining never reruns scoring"),
-    P("FP2", FINGERPRINT, 'return tree_hash([p]) if p.is_dir() else file_hash(p) if p.exists() else "absent"',
-      'return tree_hash([p]) if p.is_dir() else str(p.stat().st_size) if p.exists() else "absent"', T_FINGERPRINT,
-      "a file by its size, not its content"),
+    P("FP1", DVC_HASH, "    if not p.is_dir():\n        return \"absent\"", "    if True:\n        return \"absent\"",
+      T_FINGERPRINT, "a folder input (the trained RM, prompts/) hashed as absent: retraining never reruns scoring"),
+    P("FP2", DVC_HASH, "    if p.is_file():\n        return file_md5(p)", "    if p.is_file():\n        return str(p.stat().st_size)",
+      T_FINGERPRINT, "a file by its size, not its content"),
     P("FP3", FINGERPRINT, '"params": stages.used_params(params, target.name, key)',
       '"params": stages.used_params(params, f"{target.name}_inputs")', T_FINGERPRINT,
       "the inputs stage's params (every RM's entry) instead of its own"),
-    P("FP4", FINGERPRINT, "files = {p: hashes.setdefault(p, _hash(p)) for p in sorted({*paths, *code})}",
-      "files = {p: hashes.setdefault(p, _hash(p)) for p in sorted({*paths})}", T_FINGERPRINT, "code files left out"),
-    P("FP5", FINGERPRINT, "shared = [*target.inputs.values(), *target.deps]", "shared = [*target.inputs.values()]",
-      T_FINGERPRINT, "the declared deps (model folder, prompts) left out"),
+    P("FP4", FINGERPRINT, "return sorted({*data, *(c for c in code if any(", "return sorted({*data, *(c for c in [] if any(",
+      T_FINGERPRINT, "code files left out"),
+    P("FP5", FINGERPRINT, "data = [p for p in (stages.resolve(d, params) for d in data) if p]",
+      "data = [p for p in (stages.resolve(d, params) for d in data[:1]) if p]", T_FINGERPRINT,
+      "the declared deps (model folder, prompts) left out"),
     P("FP6", FINGERPRINT, "for stale in sorted(set(p.name for p in folder.iterdir()) - set(names)):",
       "for stale in []:", T_FINGERPRINT, "a removed RM's file kept"),
+    P("FP7", "tasks/ops/lock_check.py", "            if held.get(path) != md5:", "            if held.get(path) is None:",
+      ["tests/test_committed_run.py"], "a fingerprint the lock holds, whatever its md5, taken as fresh"),
     # --- prbench doctor (docs/determinism.md#checking-a-machine-prbench-doctor) ---------------------------------
     P("DOC1", DOCTOR, "if all(versions.get(k) == v for k, v in ref_versions.items()) and got != ref:",
       "if any(versions.get(k) == v for k, v in ref_versions.items()) and got != ref:", T_DOCTOR,
