@@ -4,7 +4,8 @@ their report sections, task runners): a plug-in registers itself under its name 
 an unknown name is one ConfigError naming the params key, with "did you mean"; a name registered twice
 is one ConfigError naming both places. A plug-in's options are typed — its `OPTIONS` dict (name -> type),
 else its constructor's annotations — so a params entry is checked (unknown option, wrong type, missing
-required one) before anything is built."""
+required one) before anything is built; a plug-in's `entry_problems(entry, key)`, when it has one, then tells
+what it can from its files without building anything (a model folder that is not one)."""
 from __future__ import annotations
 
 import inspect
@@ -95,6 +96,29 @@ def _caller(frame) -> str:
     return f"{path}:{frame.f_lineno}"
 
 
+def at_least(n, t=int):
+    """An option's type with its lower bound: checked, and said in its line, as a params key's range."""
+    from annotated_types import Ge
+
+    return typing.Annotated[t, Ge(n)]
+
+
+def within(lo, hi, t=float):
+    from annotated_types import Ge, Le
+
+    return typing.Annotated[t, Ge(lo), Le(hi)]
+
+
+URL = r"^https?://[^\s/?#]+(/\S*)?$"
+
+
+def url():
+    """An http(s) URL option (an API's base_url)."""
+    from pydantic import StringConstraints
+
+    return typing.Annotated[str, StringConstraints(pattern=URL)]
+
+
 def options_of(obj) -> dict[str, object]:
     """name -> type of a plug-in's options: its OPTIONS dict, else its constructor's annotated parameters."""
     declared = getattr(obj, "OPTIONS", None)
@@ -129,8 +153,12 @@ def describe(annotation) -> str:
         return f"a list of {_plural(describe(args[0]))}" if args else "a list"
     if origin is dict:
         return f"a mapping of {_plural(describe(args[1]))}" if len(args) == 2 else "a mapping"
-    if origin is typing.Annotated:
-        return describe(args[0])
+    if origin is typing.Annotated:   # a plug-in option's range: Annotated[int, Ge(1)] (annotated_types)
+        limits = [f"{op} {getattr(m, k)}" for m in args[1:] for k, op in (("ge", ">="), ("gt", ">"), ("le", "<="),
+                                                                           ("lt", "<")) if hasattr(m, k)]
+        if any(getattr(m, "pattern", None) == URL for m in args[1:]):
+            return "an http(s) URL"
+        return describe(args[0]) + (f" {' and '.join(limits)}" if limits else "")
     return {int: "an integer", float: "a number", bool: "true or false", str: "a string", type(None): "null",
             dict: "a mapping", list: "a list", object: "any value"}.get(annotation, getattr(annotation, "__name__",
                                                                                              str(annotation)))
@@ -203,4 +231,5 @@ def check_entry(entry, registry: Registry, key: str, *, field: str = "kind", sha
         else:
             problems += check_value(value, options[opt], f"{key}.{opt}")
     problems += [f"{key}.{opt}: required for {registry.what} '{name}'" for opt in required_of(obj) if opt not in entry]
-    return problems
+    told = getattr(obj, "entry_problems", None)   # what the plug-in tells from its files, once the types hold
+    return problems or (told(entry, key) if callable(told) else [])

@@ -62,11 +62,47 @@ def check_group(raw, model: type[BaseModel], key: str) -> list[str]:
         elif value is not None and _optional_model(fields[name].annotation):
             problems += check_group(value, _optional_model(fields[name].annotation), path)
         elif _model_values(fields[name].annotation) and isinstance(value, dict):   # name -> group (benchmarks)
+            problems += key_problems(value, fields[name], path) + size_problems(value, fields[name], path)
             for entry, sub in value.items():
                 problems += check_group(sub, _model_values(fields[name].annotation), f"{path}.{entry}")
         else:
             problems += check_field(value, fields[name], path)
     return problems
+
+
+NAME_USE = ("names a DVC stage and its files (e.g. score@<name>, <name>.parquet): letters, digits, '-' and '_', "
+            "starting with a letter or digit")
+
+
+NAME = r"[A-Za-z0-9][A-Za-z0-9_-]*"
+
+
+def key_problems(value, f, key: str) -> list[str]:
+    """The keys of a mapping whose field says they are names (F(..., names=True)) that no stage can use as a file
+    name: each becomes a DVC stage (score@<name>) and file names."""
+    import re
+
+    if not (f.json_schema_extra or {}).get("names") or not isinstance(value, dict):
+        return []
+    return [f"{key}.{k}: {str(k)!r} is not usable as a name: it {NAME_USE} (e.g. '{_slug(k)}')"
+            for k in value if not isinstance(k, str) or not re.fullmatch(NAME, k)]
+
+
+def _slug(name) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", str(name)).strip("-_") or "rm"
+
+
+EMPTY = "is empty"   # a value of the right type: the plug-in names can still be checked
+
+
+def size_problems(value, f, key: str) -> list[str]:
+    """A list or mapping the schema says must hold at least `min_length` items (Field(min_length=))."""
+    least = next((m.min_length for m in f.metadata if getattr(m, "min_length", None)), None)
+    if least is None or not isinstance(value, (list, dict)) or len(value) >= least:
+        return []
+    return [f"{key}: {value!r} {EMPTY}: {f.description or 'it'}: name at least {least}"]
 
 
 OUT_OF_RANGE = "is out of range"   # a value of the right type: the plug-in names can still be checked
@@ -83,7 +119,10 @@ def check_field(value, f, key: str) -> list[str]:
     import typing
 
     problems = check_value(value, f.annotation, key)
-    if problems or not limits(f) or value is None:
+    if problems or value is None:
+        return problems
+    problems = key_problems(value, f, key) + size_problems(value, f, key)
+    if problems or not limits(f):
         return problems
     if check_value(value, typing.Annotated[f.annotation, *f.metadata], key):
         return [f"{key}: {value!r} {OUT_OF_RANGE}: must be {limits(f)}"]
@@ -128,7 +167,7 @@ def check_params(raw, plugin_check=None, groups=None, root=None, scope=True) -> 
     files are checked) and, once the types passed, `plugin_check(params) -> problems`: the names of
     pluggable kinds, checked where every registry is in sight (tasks/ops/params.py), above this layer;
     `groups`: see root_model."""
-    from tasks.core.params.rules import cross_problems, path_problems
+    from tasks.core.params.rules import cross_problems, path_problems, ref_problems
 
     Root = root_model(groups)
     if not isinstance(raw, dict):
@@ -138,7 +177,11 @@ def check_params(raw, plugin_check=None, groups=None, root=None, scope=True) -> 
         full = with_defaults(raw, Root)
     except (TypeError, ValueError, AttributeError):   # a group that is not a mapping: already a problem above
         return None, typed
-    problems = typed + cross_problems(full) + (path_problems(full, root, scope) if root is not None else [])
-    if plugin_check is not None and all(OUT_OF_RANGE in t for t in typed):
+    problems = typed + cross_problems(full)
+    if plugin_check is not None and all(OUT_OF_RANGE in t or EMPTY in t or NAME_USE in t for t in typed):
         problems += plugin_check(full)
+    # a key with a problem of its own gets no second line (a name no split at all is not "not scored" too)
+    bad = {k for t in problems for k in (t.split(": ")[0], t.split(": ")[0].split("[")[0])}
+    problems += ref_problems(full, bad)
+    problems += path_problems(full, root, scope) if root is not None else []
     return (None, problems) if problems else (full, [])

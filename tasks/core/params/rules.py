@@ -39,16 +39,47 @@ UNIQUE = [("rl.rms", "one rl_train stage per name"), ("benchmarks.*.rms", "each 
           ("correlation.comparisons", "one paired test per pair of benchmarks")]
 SKIP = {"rl.train.num_generations": lambda p: value(p, "rl.algorithm") == "ppo"}   # ppo takes no generations
 
-# Files and folders a run reads: (key, when it is read). `*` is every entry of a mapping, `[]` every item of a list.
+# Files and folders a run reads or writes: (key, when it is read, what it must be: tasks/core/paths.py's kinds).
+# `*` is every entry of a mapping, `[]` every item of a list.
 PATHS = [
-    ("ingest.path", lambda p: value(p, "ingest.source") == "files"),
-    ("ingest.rl_prompts.path", lambda p: value(p, "ingest.rl_prompts.source") == "files"),
-    ("rubrics.prompt", None), ("pairs.chosen_prompt", None), ("pairs.rejected_prompt", None),
-    ("pairs.judge.prompt", None), ("generic_pairs.prompt", lambda p: value(p, "generic_pairs.mode") == "generate"),
-    ("human_eval.proxy_prompt", lambda p: value(p, "human_eval.proxy") != "never"),
-    ("bon.prompt", None), ("bon.judge.prompt", None), ("rl.prompt", None), ("scoring.rms.*.prompt", None),
-    ("benchmarks.*.path", None), ("correlation.baselines[]", None), ("correlation.downstream_tables[]", None),
-    ("report.reference_params.*", None),
+    ("common.cache_dir", None, "new_folder"),
+    ("ingest.path", lambda p: value(p, "ingest.source") == "files", "any"),
+    ("ingest.rl_prompts.path", lambda p: value(p, "ingest.rl_prompts.source") == "files", "any"),
+    ("rubrics.prompt", None, "file"), ("pairs.chosen_prompt", None, "file"), ("pairs.rejected_prompt", None, "file"),
+    ("pairs.judge.prompt", None, "file"), ("generic_pairs.prompt", lambda p: value(p, "generic_pairs.mode") == "generate", "file"),
+    ("human_eval.raw_dir", None, "new_folder"), ("human_eval.key", None, "new_file"),
+    ("human_eval.proxy_prompt", lambda p: value(p, "human_eval.proxy") != "never", "file"),
+    ("bon.prompt", None, "file"), ("bon.judge.prompt", None, "file"), ("rl.prompt", None, "file"),
+    ("scoring.rms.*.prompt", None, "file"), ("scoring.rms.*.system_prompt_file", None, "file"),
+    ("benchmarks.*.path", None, "any"), ("correlation.baselines[]", None, "file"),
+    ("correlation.downstream_tables[]", None, "file"), ("report.reference_params.*", None, "file"),
+]
+# Names that must be one of the names another key defines (its mapping's keys, or its list's items): (key, that
+# key, when (params, the name) it is read, why). A pattern (fnmatch, `*?[`) must match one of them. Checked after the types, and not
+# against a key that has a problem of its own (an empty list says so once).
+LLM = "a name under llms"
+REFS = [
+    *((k, "llms", None, LLM) for k in ("rubrics.llm", "pairs.llm", "generic_pairs.llm", "human_eval.proxy_llm",
+                                        "bon.policy_llm", "pairs.judge.llm", "bon.judge.llm", "scoring.rms.*.llm")),
+    ("rl.rms[]", "scoring.rms", None, "an RM under scoring.rms"),
+    ("benchmarks.*.rms[]", "scoring.rms", None, "an RM under scoring.rms"),
+    ("correlation.primary.rms[]", "scoring.rms", None, "an RM under scoring.rms"),
+    ("leaderboard.heatmap_strategy", "scoring.strategies", None, "a strategy scoring.strategies scores"),
+    ("releases.rank_strategy", "scoring.strategies", None, "a strategy scoring.strategies scores"),
+    ("correlation.strategy", "scoring.strategies", lambda p, v: "personalised" in (value(p, "correlation.benchmarks") or ()),
+     "a strategy scoring.strategies scores (correlation.benchmarks ranks personalised)"),
+    ("correlation.strategy", "scoring.generic_strategies", lambda p, v: "generic" in (value(p, "correlation.benchmarks") or ()),
+     "a strategy scoring.generic_strategies scores (correlation.benchmarks ranks generic)"),
+    ("correlation.primary.strategy", "scoring.strategies", lambda p, v: value(p, "correlation.primary.benchmark") == "personalised",
+     "a strategy scoring.strategies scores"),
+    ("correlation.primary.strategy", "scoring.generic_strategies",
+     lambda p, v: value(p, "correlation.primary.benchmark") == "generic", "a strategy scoring.generic_strategies scores"),
+    ("leaderboard.benchmark", "scoring.benchmarks", None, "a benchmark scoring.benchmarks scores"),
+    ("correlation.primary.benchmark", "scoring.benchmarks", None, "a benchmark scoring.benchmarks scores"),
+    ("correlation.benchmarks[]", "scoring.benchmarks", lambda p, v: ":" not in str(v), "a benchmark scoring.benchmarks scores"),
+    ("correlation.primary.method", "correlation.downstream", None, "a method correlation.downstream compares"),
+    ("leaderboard.split", "scoring.splits", None, "a split scoring.splits scores"),
+    ("correlation.split", "scoring.splits", None, "a split scoring.splits scores"),
 ]
 
 
@@ -136,28 +167,55 @@ def expand(p, key: str) -> list[tuple[str, object]]:
 
 
 def path_problems(p: dict, root: Path, scope=True) -> list[str]:
-    """A file or folder named in the params that is not there (relative to `root`, where stages run); `scope`:
-    True, or only the keys under these (what the stages that run read)."""
+    """A file or folder named in the params that is not there, or not what its key needs (a folder given for a
+    file, a file for a folder), relative to `root`, where stages run; `scope`: True, or only the keys under these
+    (what the stages that run read)."""
+    from tasks.core.paths import problem
+
     out, rel = [], "" if Path(root).resolve() == Path.cwd().resolve() else f" (relative to {root})"
-    for key, when in PATHS:
+    for key, when, kind in PATHS:
         if when is not None and not when(p):
             continue
         for where, v in expand(p, key):
             if scope is not True and not any(where == s or where.startswith(s + ".") for s in scope):
                 continue
-            if isinstance(v, str) and v and not (Path(root) / v).exists():
-                out.append(f"{where}: no such file or folder '{v}'{rel}{_near(Path(root), v)}")
+            why = problem(v, kind, root) if isinstance(v, str) and v else None
+            if why:
+                out.append(f"{where}: {why}{rel if why.startswith('no such') else ''}")
     return out
 
 
-def _near(root: Path, v: str) -> str:
-    """' (did you mean 'prompts/planner.txt'?)' for a misspelt name in a folder that exists, or ''."""
-    import difflib
+def names_of(p: dict, key: str) -> list[str] | None:
+    """The names a key defines: a mapping's keys or a list's items (None when it is neither)."""
+    v = value(p, key)
+    return list(v) if isinstance(v, (dict, list)) else None
 
-    folder = (root / v).parent
-    names = sorted(c.name for c in folder.iterdir()) if folder.is_dir() else []
-    close = difflib.get_close_matches(Path(v).name, names, n=1, cutoff=0.6)
-    return f" (did you mean '{(Path(v).parent / close[0]).as_posix()}'?)" if close else ""
+
+def ref_problems(p: dict, bad: set[str] = frozenset()) -> list[str]:
+    """REFS: each name that is none of the names its target key defines; each pattern that matches none."""
+    from fnmatch import fnmatchcase
+
+    from tasks.core.errors import suggestion
+
+    out = []
+    for key, target, when, what in REFS:
+        valid = names_of(p, target)
+        if valid is None or target in bad:
+            continue
+        for where, v in expand(p, key):
+            if not isinstance(v, str) or where in bad or (when is not None and not when(p, v)):
+                continue
+            if any(c in v for c in "*?["):
+                if not any(fnmatchcase(str(n), v) for n in valid):
+                    out.append(f"{where}: pattern '{v}' matches no name in {target} ({_listed(valid)}): {what}")
+            elif v not in valid:
+                out.append(f"{where}: '{v}' is not {what}{suggestion(v, map(str, valid))}; valid: {_listed(valid)}")
+    return out
+
+
+def _listed(names) -> str:
+    names = sorted(str(n) for n in names)
+    return ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12 else "") if names else "none"
 
 
 def notices(p: dict) -> list[str]:
