@@ -5,10 +5,9 @@ import sys
 
 
 def _user_errors() -> tuple:
-    from tasks.core.errors import ConfigError, DataError, DataErrors
-    from tasks.core.schemas import SchemaMismatch
+    from tasks.core.errors import UserError
 
-    return DataError, DataErrors, ConfigError, SchemaMismatch
+    return (UserError,)
 
 
 def _setup(args):

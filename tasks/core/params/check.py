@@ -150,7 +150,10 @@ def missing_keys(raw: dict, model: type[BaseModel], key: str = "") -> list[str]:
     out = []
     for name, f in fields_of(model).items():
         path = f"{key}.{name}" if key else name
-        if _is_model(f.annotation):
+        if _is_model(f.annotation) and isinstance(raw, dict) and name not in raw:   # a whole group: one line
+            out.append(f"{path}: missing (a group of {len(fields_of(f.annotation))} keys); a pipeline run reads every "
+                       "key from the file, so that dvc tracks what it reads: add it (`prbench params --doc` lists them)")
+        elif _is_model(f.annotation):
             out += missing_keys((raw or {}).get(name) or {}, f.annotation, path)
         elif _optional_model(f.annotation) and isinstance((raw or {}).get(name), dict):
             out += missing_keys(raw[name], _optional_model(f.annotation), path)
@@ -161,13 +164,20 @@ def missing_keys(raw: dict, model: type[BaseModel], key: str = "") -> list[str]:
     return out
 
 
+def _keys(problems: list[str]) -> set[str]:
+    """The keys problem lines name (each key of a line that names several), with and without a list position."""
+    keys = {k.strip().split(" (")[0] for line in problems for k in line.split(": ")[0].replace(" and ", ", ").split(", ")}
+    return keys | {k.split("[")[0] for k in keys}
+
+
 def check_params(raw, plugin_check=None, groups=None, root=None, scope=True) -> tuple[dict | None, list[str]]:
     """(params with defaults, []) or (None, every problem): types and ranges, the rules across keys
     (rules.py), the files it names (relative to `root`; None: not checked; `scope`: True or the keys whose
     files are checked) and, once the types passed, `plugin_check(params) -> problems`: the names of
     pluggable kinds, checked where every registry is in sight (tasks/ops/params.py), above this layer;
     `groups`: see root_model."""
-    from tasks.core.params.rules import cross_problems, path_problems, ref_problems
+    from tasks.core.params.refs import ref_problems
+    from tasks.core.params.rules import cross_problems, path_problems
 
     Root = root_model(groups)
     if not isinstance(raw, dict):
@@ -177,11 +187,10 @@ def check_params(raw, plugin_check=None, groups=None, root=None, scope=True) -> 
         full = with_defaults(raw, Root)
     except (TypeError, ValueError, AttributeError):   # a group that is not a mapping: already a problem above
         return None, typed
-    problems = typed + cross_problems(full)
+    problems = typed + cross_problems(full, _keys(typed))
     if plugin_check is not None and all(OUT_OF_RANGE in t or EMPTY in t or NAME_USE in t for t in typed):
         problems += plugin_check(full)
     # a key with a problem of its own gets no second line (a name no split at all is not "not scored" too)
-    bad = {k for t in problems for k in (t.split(": ")[0], t.split(": ")[0].split("[")[0])}
-    problems += ref_problems(full, bad)
+    problems += ref_problems(full, _keys(problems))
     problems += path_problems(full, root, scope) if root is not None else []
     return (None, problems) if problems else (full, [])

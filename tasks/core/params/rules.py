@@ -54,35 +54,6 @@ PATHS = [
     ("benchmarks.*.path", None, "any"), ("correlation.baselines[]", None, "file"),
     ("correlation.downstream_tables[]", None, "file"), ("report.reference_params.*", None, "file"),
 ]
-# Names that must be one of the names another key defines (its mapping's keys, or its list's items): (key, that
-# key, when (params, the name) it is read, why). A pattern (fnmatch, `*?[`) must match one of them. Checked after the types, and not
-# against a key that has a problem of its own (an empty list says so once).
-LLM = "a name under llms"
-REFS = [
-    *((k, "llms", None, LLM) for k in ("rubrics.llm", "pairs.llm", "generic_pairs.llm", "human_eval.proxy_llm",
-                                        "bon.policy_llm", "pairs.judge.llm", "bon.judge.llm", "scoring.rms.*.llm")),
-    ("rl.rms[]", "scoring.rms", None, "an RM under scoring.rms"),
-    ("benchmarks.*.rms[]", "scoring.rms", None, "an RM under scoring.rms"),
-    ("correlation.primary.rms[]", "scoring.rms", None, "an RM under scoring.rms"),
-    ("leaderboard.heatmap_strategy", "scoring.strategies", None, "a strategy scoring.strategies scores"),
-    ("releases.rank_strategy", "scoring.strategies", None, "a strategy scoring.strategies scores"),
-    ("correlation.strategy", "scoring.strategies", lambda p, v: "personalised" in (value(p, "correlation.benchmarks") or ()),
-     "a strategy scoring.strategies scores (correlation.benchmarks ranks personalised)"),
-    ("correlation.strategy", "scoring.generic_strategies", lambda p, v: "generic" in (value(p, "correlation.benchmarks") or ()),
-     "a strategy scoring.generic_strategies scores (correlation.benchmarks ranks generic)"),
-    ("correlation.primary.strategy", "scoring.strategies", lambda p, v: value(p, "correlation.primary.benchmark") == "personalised",
-     "a strategy scoring.strategies scores"),
-    ("correlation.primary.strategy", "scoring.generic_strategies",
-     lambda p, v: value(p, "correlation.primary.benchmark") == "generic", "a strategy scoring.generic_strategies scores"),
-    ("leaderboard.benchmark", "scoring.benchmarks", None, "a benchmark scoring.benchmarks scores"),
-    ("correlation.primary.benchmark", "scoring.benchmarks", None, "a benchmark scoring.benchmarks scores"),
-    ("correlation.benchmarks[]", "scoring.benchmarks", lambda p, v: ":" not in str(v), "a benchmark scoring.benchmarks scores"),
-    ("correlation.primary.method", "correlation.downstream", None, "a method correlation.downstream compares"),
-    ("leaderboard.split", "scoring.splits", None, "a split scoring.splits scores"),
-    ("correlation.split", "scoring.splits", None, "a split scoring.splits scores"),
-]
-
-
 def value(p, key: str):
     for part in key.split("."):
         p = p.get(part) if isinstance(p, dict) else None
@@ -93,24 +64,36 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def cross_problems(p: dict) -> list[str]:
-    out = []
+def cross_problems(p: dict, bad=frozenset()) -> list[str]:
+    """CROSS, UNIQUE and the comparisons; a rule against a key with a problem of its own (`bad`) is left out. Keys
+    broken against one other key by one relation are one line (profiles.k lowered: every profile_k above it)."""
+    broken: dict[tuple, list] = {}
     for key, rel, others, why in CROSS:
         mine = value(p, key)
         other = next((o for o in others if value(p, o) is not None), others[-1])
         theirs = value(p, other)
-        if not (_number(mine) and _number(theirs)) or (key in SKIP and SKIP[key](p)):
+        if not (_number(mine) and _number(theirs)) or (key in SKIP and SKIP[key](p)) or {key, other} & set(bad):
             continue
-        if rel == "<=" and mine > theirs:
-            out.append(f"{key}: {mine} is more than {other} ({theirs}): {why}")
-        elif rel == "<" and mine >= theirs:
-            out.append(f"{key}: {mine} is not below {other} ({theirs}): {why}")
-        elif rel == "divides" and mine > 0 and theirs % mine:
-            out.append(f"{key}: {mine} does not divide {other} ({theirs}): {why}")
+        if (rel == "<=" and mine > theirs) or (rel == "<" and mine >= theirs) or (
+                rel == "divides" and mine > 0 and theirs % mine):
+            broken.setdefault((rel, other, theirs), []).append((key, mine, why))
+    out = [_broken_line(rel, other, theirs, keys) for (rel, other, theirs), keys in broken.items()]
     for pattern, why in UNIQUE:
         for key, names in expand(p, pattern):
             out += [f"{key}: {_name(n)} is listed twice: {why}" for n in twice(names)]
     return out + comparison_problems(p) + bon_k_problems(p)
+
+
+VERB = {"<=": "is more than", "<": "is not below", "divides": "does not divide"}
+
+
+def _broken_line(rel: str, other: str, theirs, keys: list) -> str:
+    if len(keys) == 1:
+        key, mine, why = keys[0]
+        return f"{key}: {mine} {VERB[rel]} {other} ({theirs}): {why}"
+    named = ", ".join(f"{k} ({v})" for k, v, _ in keys[:-1]) + f" and {keys[-1][0]} ({keys[-1][1]})"
+    verb = {"is more than": "are more than", "is not below": "are not below", "does not divide": "do not divide"}
+    return f"{named}: {verb[VERB[rel]]} {other} ({theirs}): {keys[0][2].split(': ')[-1]}"
 
 
 def twice(names) -> list:
@@ -183,39 +166,6 @@ def path_problems(p: dict, root: Path, scope=True) -> list[str]:
             if why:
                 out.append(f"{where}: {why}{rel if why.startswith('no such') else ''}")
     return out
-
-
-def names_of(p: dict, key: str) -> list[str] | None:
-    """The names a key defines: a mapping's keys or a list's items (None when it is neither)."""
-    v = value(p, key)
-    return list(v) if isinstance(v, (dict, list)) else None
-
-
-def ref_problems(p: dict, bad: set[str] = frozenset()) -> list[str]:
-    """REFS: each name that is none of the names its target key defines; each pattern that matches none."""
-    from fnmatch import fnmatchcase
-
-    from tasks.core.errors import suggestion
-
-    out = []
-    for key, target, when, what in REFS:
-        valid = names_of(p, target)
-        if valid is None or target in bad:
-            continue
-        for where, v in expand(p, key):
-            if not isinstance(v, str) or where in bad or (when is not None and not when(p, v)):
-                continue
-            if any(c in v for c in "*?["):
-                if not any(fnmatchcase(str(n), v) for n in valid):
-                    out.append(f"{where}: pattern '{v}' matches no name in {target} ({_listed(valid)}): {what}")
-            elif v not in valid:
-                out.append(f"{where}: '{v}' is not {what}{suggestion(v, map(str, valid))}; valid: {_listed(valid)}")
-    return out
-
-
-def _listed(names) -> str:
-    names = sorted(str(n) for n in names)
-    return ", ".join(names[:12]) + (f", ... ({len(names)} in all)" if len(names) > 12 else "") if names else "none"
 
 
 def notices(p: dict) -> list[str]:

@@ -156,7 +156,8 @@ class Root(BaseModel):
     scale: Scale = F(Scale(), "where per-RM work runs")
     ingest: Ingest = F(Ingest(), "the ingest stage")
     profiles: Profiles = F(Profiles(), "the profiles stage (retrieval)")
-    llms: dict[str, dict] = F({"smollm2": SMOLLM2}, "named LLMs: name -> {backend: ..., model: ..., options}")
+    llms: dict[str, dict] = F({"smollm2": SMOLLM2}, "named LLMs: name -> {backend: ..., model: ..., options}",
+                             min_length=1)
     rubrics: Rubrics = F(Rubrics(), "the rubrics stage (planner)")
     pairs: Pairs = F(Pairs(), "the pairs stage")
     human_eval: HumanEval = F(HumanEval(), "the human_eval stage")
