@@ -174,6 +174,13 @@ def guards(p: dict) -> list[str]:
             check()
         except ConfigError as exc:
             problems.append(str(exc))
+    from tasks.models.rms.registry import pointwise_kind
+
+    for i, name in enumerate(p["rl"]["rms"] or []):   # RL's reward is one answer's score: not a pairwise-only kind
+        entry = p["scoring"]["rms"].get(name)
+        if isinstance(entry, dict) and not pointwise_kind(entry):
+            problems.append(f"rl.rms[{i}]: '{name}' (kind {entry.get('kind')}) scores pairs only, and RL's reward is the "
+                            "score of one answer alone: leave it out of rl.rms")
     both = sorted(set(p["train_rm"]["splits"]) & set(p["scoring"]["splits"]))
     if both:
         problems.append(f"train_rm.splits: '{both[0]}' is also a scored split (scoring.splits); train on questions "

@@ -54,6 +54,54 @@ PATHS = [
     ("benchmarks.*.path", None, "any"), ("correlation.baselines[]", None, "file"),
     ("correlation.downstream_tables[]", None, "file"), ("report.reference_params.*", None, "file"),
 ]
+
+# The $fields each stage gives a prompt file (tasks/core/prompts.render refuses any other) under common.fidelity
+# corrected; under release the release's {field} replacement refuses none. (key, fields, or fields from the params
+# and the key's own place: a judge's mode, an RM's kind.)
+POLICY = ("question", "max_words", "profile")   # tasks/downstream/bon/sample.py policy_prompts
+JUDGE = {"per_aspect": ("question", "answer", "aspect", "evidence"), "all": ("question", "answer", "n", "aspect_list")}
+RM_JUDGE = {"judge-pairwise": ("user", "answer_a", "answer_b"), "judge-pointwise": ("user", "answer")}
+PROMPT_FIELDS = [
+    ("rubrics.prompt", ("question", "max_aspects", "profile")),                   # tasks/stages/rubrics.py
+    ("pairs.chosen_prompt", ("question", "aspects", "max_words", "profile")),     # tasks/stages/pairs.py
+    ("pairs.rejected_prompt", ("question", "aspects", "max_words", "profile")),
+    ("generic_pairs.prompt", ("question", "max_words")),                          # tasks/stages/generic_pairs.py
+    ("human_eval.proxy_prompt", ("dimension", "five", "dimensions", "question", "aspects", "profile", "answer")),
+    ("bon.prompt", POLICY), ("rl.prompt", POLICY),
+    ("pairs.judge.prompt", lambda p, where: JUDGE.get(value(p, "pairs.judge.mode") or "per_aspect")
+     if value(p, "pairs.judge.kind") == "llm" else None),                        # tasks/models/judge.py
+    ("bon.judge.prompt", lambda p, where: JUDGE.get(value(p, "bon.judge.mode") or "per_aspect")
+     if value(p, "bon.judge.kind") == "llm" else None),
+    ("scoring.rms.*.prompt", lambda p, where: RM_JUDGE.get(value(p, where.rsplit(".", 1)[0] + ".kind"))),
+]
+
+
+def prompt_problems(p: dict, root: Path) -> list[str]:
+    """A prompt file that asks for a $field its stage does not give it: one line now, not a failure after the
+    stage loaded its LLM (naming another stage's prompt file is the usual way)."""
+    from string import Template
+
+    if value(p, "common.fidelity") != "corrected":
+        return []
+    out = []
+    for key, fields in PROMPT_FIELDS:
+        for where, v in expand(p, key):
+            given = fields(p, where) if callable(fields) else fields
+            path = Path(root) / str(v)
+            if not given or not isinstance(v, str) or not path.is_file():
+                continue
+            try:
+                asks = Template(path.read_text(encoding="utf-8")).get_identifiers()
+            except (OSError, UnicodeDecodeError) as exc:
+                out.append(f"{where}: cannot read '{v}': {exc}")
+                continue
+            extra = [f for f in dict.fromkeys(asks) if f not in given]
+            if extra:
+                out.append(f"{where}: '{v}' asks for ${extra[0]}, which this stage does not give a prompt (it gives "
+                           f"{', '.join('$' + f for f in given)}): is it another stage's prompt file?")
+    return out
+
+
 def value(p, key: str):
     for part in key.split("."):
         p = p.get(part) if isinstance(p, dict) else None
@@ -165,7 +213,7 @@ def path_problems(p: dict, root: Path, scope=True) -> list[str]:
             why = problem(v, kind, root) if isinstance(v, str) and v else None
             if why:
                 out.append(f"{where}: {why}{rel if why.startswith('no such') else ''}")
-    return out
+    return out + prompt_problems(p, root)
 
 
 def notices(p: dict) -> list[str]:
