@@ -8,6 +8,7 @@ required one) before anything is built; a plug-in's `entry_problems(entry, key)`
 what it can from its files without building anything (a model folder that is not one)."""
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import sys
@@ -127,7 +128,7 @@ def options_of(obj) -> dict[str, object]:
     if isinstance(declared, (tuple, list)):   # names only: any value
         return {name: object for name in declared}
     init = obj.__init__ if inspect.isclass(obj) else obj
-    hints = typing.get_type_hints(init)
+    hints = typing.get_type_hints(init, include_extras=True)   # keep a range: Annotated[int, Ge(1)]
     return {p: hints.get(p, object) for p in inspect.signature(init).parameters if p not in ("self", "name", "entry")}
 
 
@@ -172,7 +173,7 @@ def _plural(text: str) -> str:
 
 def check_value(value, annotation, key: str) -> list[str]:
     """[] when `value` has the type, else one line naming the key, the value and what is allowed."""
-    from pydantic import ConfigDict, TypeAdapter, ValidationError
+    from pydantic import ValidationError
 
     if annotation is object:
         return []
@@ -180,7 +181,7 @@ def check_value(value, annotation, key: str) -> list[str]:
     if names is not None:
         return names
     try:
-        TypeAdapter(annotation, config=None if _has_config(annotation) else ConfigDict(strict=True)).validate_python(value)
+        _adapter(annotation).validate_python(value)
         return []
     except ValidationError:
         pass
@@ -190,6 +191,24 @@ def check_value(value, annotation, key: str) -> list[str]:
     if typing.get_origin(annotation) is typing.Literal and isinstance(value, str):
         hint = suggestion(value, [str(a) for a in typing.get_args(annotation)])
     return [f"{key}: {value!r} is not allowed: {describe(annotation)}{hint}"]
+
+
+def _adapter(annotation):
+    """pydantic's validator of `annotation`, strict unless it brings its own config; built once per annotation
+    (a params check asks for hundreds: building them was most of its time)."""
+    try:
+        return _cached_adapter(annotation)
+    except TypeError:   # an unhashable annotation
+        return _build_adapter(annotation)
+
+
+def _build_adapter(annotation):
+    from pydantic import ConfigDict, TypeAdapter
+
+    return TypeAdapter(annotation, config=None if _has_config(annotation) else ConfigDict(strict=True))
+
+
+_cached_adapter = functools.lru_cache(maxsize=None)(_build_adapter)
 
 
 def _literal_items(value, annotation, key: str) -> list[str] | None:
@@ -215,6 +234,11 @@ def check_entry(entry, registry: Registry, key: str, *, field: str = "kind", sha
     if not isinstance(entry, dict):
         return [f"{key}: a mapping like {{{field}: ...}}, got {entry!r}"]
     if field not in entry:
+        near = suggestion(field, [k for k in entry if isinstance(k, str)])   # `kidn: seq-cls`: name the typo
+        if near:
+            typo = near.split("'")[1]
+            return [f"{key}.{typo}: not an option (did you mean '{field}'?): the entry names its {registry.what} "
+                    f"with '{field}'"]
         return [f"{key}.{field}: missing; valid: {', '.join(registry.names())}"]
     name = entry[field]
     if name not in registry:

@@ -67,7 +67,8 @@ def check_group(raw, model: type[BaseModel], key: str) -> list[str]:
                 problems += check_group(sub, _model_values(fields[name].annotation), f"{path}.{entry}")
         else:
             problems += check_field(value, fields[name], path)
-    return problems
+    return problems + [f"{key}.{name}: missing: required ({f.description})" for name, f in fields.items()
+                       if f.is_required() and name not in raw]
 
 
 NAME_USE = ("names a DVC stage and its files (e.g. score@<name>, <name>.parquet): letters, digits, '-' and '_', "
@@ -137,7 +138,10 @@ def with_defaults(raw: dict, model: type[BaseModel], key: str = "") -> dict:
             out[name] = with_defaults(out.get(name) or {}, f.annotation, name)
         elif isinstance(out.get(name), dict) and _optional_model(f.annotation):
             out[name] = with_defaults(out[name], _optional_model(f.annotation), name)
-        elif name not in out:
+        elif isinstance(out.get(name), dict) and _model_values(f.annotation):   # named entries (benchmarks)
+            out[name] = {k: with_defaults(v, _model_values(f.annotation), f"{name}.{k}") if isinstance(v, dict) else v
+                         for k, v in out[name].items()}
+        elif name not in out and not f.is_required():
             default = f.get_default(call_default_factory=True)
             out[name] = default.model_dump() if isinstance(default, BaseModel) else default
     return out

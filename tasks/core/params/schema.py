@@ -183,15 +183,15 @@ class Scoring(Group):
 
 class BenchmarkEntry(Group):
     """One `benchmarks:` entry: another benchmark scored through the same list-wise scorer."""
-    source: str = F("rewardbench2", "its importer (tasks/stages/benchmarks): personalised, generic, rewardbench2, "
-                                     "personal-rewardbench, prism, rm-bench, ppe-human")
+    source: str = F(..., "its importer (tasks/stages/benchmarks): personalised, generic, rewardbench2, "
+                         "personal-rewardbench, prism, rm-bench, ppe-human (required)")
     path: str | None = F(None, "a local copy of the published layout (file or folder); null = hub_id")
     hub_id: str | None = F(None, "the HF hub dataset (null = the importer's published id)")
     revision: str | None = F(None, "with hub_id / no path (`prbench score`), or a local copy made by `hf download "
                                    "--local-dir`: the dataset revision (null = main), recorded as the sha read")
     subset: str | None = F(None, "only this subset (null = all)")
     limit: int | None = F(None, "cost control: the first N items (null = all)", ge=1)
-    rms: list[str] = F([], "the RMs (names under scoring.rms) scored on it", min_length=1)
+    rms: list[str] = F(..., "the RMs (names under scoring.rms) scored on it (required)", min_length=1)
 
 
 class Leaderboard(Group):
