@@ -14,6 +14,8 @@ KINDS = {"file": "a file", "folder": "a folder", "any": "a file or folder",
 
 def problem(value: str, kind: str, root: Path | None = None) -> str | None:
     """Why `value` (relative to `root`, default the current folder) is not a path of `kind`, or None."""
+    if not value:
+        return f"an empty path: name {KINDS[kind]}"
     path = (Path(root) if root is not None else Path()) / Path(value).expanduser()
     if kind in ("new_file", "new_folder"):
         if path.exists():

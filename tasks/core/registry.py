@@ -57,7 +57,7 @@ class Registry:
         return self.names().index(name)
 
     def __contains__(self, name) -> bool:
-        return name in self._all()
+        return isinstance(name, str) and name in self._all()   # a list or mapping where a name goes: not one
 
     def __iter__(self):
         return iter(self.names())

@@ -170,7 +170,13 @@ def missing_keys(raw: dict, model: type[BaseModel], key: str = "") -> list[str]:
 
 def _keys(problems: list[str]) -> set[str]:
     """The keys problem lines name (each key of a line that names several), with and without a list position."""
+    import re
+
     keys = {k.strip().split(" (")[0] for line in problems for k in line.split(": ")[0].replace(" and ", ", ").split(", ")}
+    for line in problems:   # `lms:` for llms: llms took its default, so names pointing into it say nothing new
+        typo = re.match(r"(\S+): unknown key \(did you mean '([^']+)'\?\)", line)
+        if typo:
+            keys.add(".".join([*typo.group(1).split(".")[:-1], typo.group(2)]))
     return keys | {k.split("[")[0] for k in keys}
 
 

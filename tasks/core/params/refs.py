@@ -20,9 +20,9 @@ REFS = [
     ("correlation.primary.rms[]", "scoring.rms", None, "an RM under scoring.rms"),
     ("leaderboard.heatmap_strategy", "scoring.strategies", None, "a strategy scoring.strategies scores"),
     ("releases.rank_strategy", "scoring.strategies", None, "a strategy scoring.strategies scores"),
-    ("correlation.strategy", "scoring.strategies", lambda p, v: "personalised" in (value(p, "correlation.benchmarks") or ()),
+    ("correlation.strategy", "scoring.strategies", lambda p, v: _lists(p, "correlation.benchmarks", "personalised"),
      "a strategy scoring.strategies scores (correlation.benchmarks ranks personalised)"),
-    ("correlation.strategy", "scoring.generic_strategies", lambda p, v: "generic" in (value(p, "correlation.benchmarks") or ()),
+    ("correlation.strategy", "scoring.generic_strategies", lambda p, v: _lists(p, "correlation.benchmarks", "generic"),
      "a strategy scoring.generic_strategies scores (correlation.benchmarks ranks generic)"),
     ("correlation.primary.strategy", "scoring.strategies", lambda p, v: value(p, "correlation.primary.benchmark") == "personalised",
      "a strategy scoring.strategies scores"),
@@ -37,6 +37,11 @@ REFS = [
 ]
 
 
+def _lists(p: dict, key: str, name: str) -> bool:
+    v = value(p, key)
+    return isinstance(v, list) and name in v   # not a list: the type check's line
+
+
 def names_of(p: dict, key: str) -> list[str] | None:
     """The names a key defines: a mapping's keys or a list's items (None when it is neither)."""
     v = value(p, key)
@@ -49,7 +54,7 @@ def ref_problems(p: dict, bad: set[str] = frozenset()) -> list[str]:
 
     from tasks.core.errors import suggestion
 
-    unknown: dict[tuple, list[str]] = {}   # (target, name, what) -> the keys naming it
+    unknown: dict[tuple, list[str]] = {}   # (target, name, what) -> the keys naming it: one line per unknown name
     for key, target, when, what in REFS:
         valid = names_of(p, target)
         if valid is None or target in bad:
@@ -60,15 +65,27 @@ def ref_problems(p: dict, bad: set[str] = frozenset()) -> list[str]:
             pattern = any(c in v for c in "*?[")
             if (pattern and not any(fnmatchcase(str(n), v) for n in valid)) or (not pattern and v not in valid):
                 unknown.setdefault((target, v, what), []).append(where)
-    out = []
+    by_target: dict[str, list] = {}   # several unknown names in one target (its group left to its defaults): one line
     for (target, v, what), keys in unknown.items():
-        where = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
+        by_target.setdefault(target, []).append((v, what, keys))
+    out = []
+    for target, found in by_target.items():
         valid = names_of(p, target)
+        if len(found) > 1:
+            keys = [k for *_, ks in found for k in ks]
+            out.append(f"{_where(keys)}: {', '.join(repr(v) for v, *_ in found)} are not names {target} defines; "
+                       f"valid: {_listed(valid)}")
+            continue
+        v, what, keys = found[0]
         if any(c in v for c in "*?["):
-            out.append(f"{where}: pattern '{v}' matches no name in {target} ({_listed(valid)}): {what}")
+            out.append(f"{_where(keys)}: pattern '{v}' matches no name in {target} ({_listed(valid)}): {what}")
         else:
-            out.append(f"{where}: '{v}' is not {what}{suggestion(v, map(str, valid))}; valid: {_listed(valid)}")
+            out.append(f"{_where(keys)}: '{v}' is not {what}{suggestion(v, map(str, valid))}; valid: {_listed(valid)}")
     return out
+
+
+def _where(keys: list[str]) -> str:
+    return ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
 
 
 def _listed(names) -> str:

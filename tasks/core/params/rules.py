@@ -68,12 +68,16 @@ PROMPT_FIELDS = [
     ("generic_pairs.prompt", ("question", "max_words")),                          # tasks/stages/generic_pairs.py
     ("human_eval.proxy_prompt", ("dimension", "five", "dimensions", "question", "aspects", "profile", "answer")),
     ("bon.prompt", POLICY), ("rl.prompt", POLICY),
-    ("pairs.judge.prompt", lambda p, where: JUDGE.get(value(p, "pairs.judge.mode") or "per_aspect")
+    ("pairs.judge.prompt", lambda p, where: _of(JUDGE, value(p, "pairs.judge.mode") or "per_aspect")
      if value(p, "pairs.judge.kind") == "llm" else None),                        # tasks/models/judge.py
-    ("bon.judge.prompt", lambda p, where: JUDGE.get(value(p, "bon.judge.mode") or "per_aspect")
+    ("bon.judge.prompt", lambda p, where: _of(JUDGE, value(p, "bon.judge.mode") or "per_aspect")
      if value(p, "bon.judge.kind") == "llm" else None),
-    ("scoring.rms.*.prompt", lambda p, where: RM_JUDGE.get(value(p, where.rsplit(".", 1)[0] + ".kind"))),
+    ("scoring.rms.*.prompt", lambda p, where: _of(RM_JUDGE, value(p, where.rsplit(".", 1)[0] + ".kind"))),
 ]
+
+
+def _of(table: dict, name):
+    return table.get(name) if isinstance(name, str) else None   # a wrong type is the type check's line
 
 
 def prompt_problems(p: dict, root: Path) -> list[str]:
@@ -210,7 +214,7 @@ def path_problems(p: dict, root: Path, scope=True) -> list[str]:
         for where, v in expand(p, key):
             if scope is not True and not any(where == s or where.startswith(s + ".") for s in scope):
                 continue
-            why = problem(v, kind, root) if isinstance(v, str) and v else None
+            why = problem(v, kind, root) if isinstance(v, str) else None
             if why:
                 out.append(f"{where}: {why}{rel if why.startswith('no such') else ''}")
     return out + prompt_problems(p, root)
