@@ -10,7 +10,7 @@ from pathlib import Path
 import flows  # noqa: F401 - sets Prefect's environment before anything imports prefect
 from flows.score_cli import PLAIN_OPTIONS, cmd_score, score_entry  # noqa: F401 - `prbench score`, importable here
 from flows.release_cli import API_URL_SET
-from tasks.core.flags import Only, at_least, only, path_arg
+from tasks.core.flags import Only, at_least, cron_arg, only, path_arg
 
 
 def cmd_run(args) -> int:
@@ -211,9 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_score(sub)
     srv = sub.add_parser("serve", help="a Prefect server + deployments: scheduled dvc repro, new RMs scored on release")
-    srv.add_argument("--cron", default=None, help="reproduce's schedule (default params releases.reproduce_cron)")
-    srv.add_argument("--watch-cron", default=None, help="the release watcher's schedule (default releases.watch_cron)")
-    srv.add_argument("--port", type=at_least(1, "a port"), default=None, help="local server port (default releases.port)")
+    srv.add_argument("--cron", default=None, type=cron_arg("--cron"),
+                     help="reproduce's schedule (default params releases.reproduce_cron)")
+    srv.add_argument("--watch-cron", default=None, type=cron_arg("--watch-cron"),
+                     help="the release watcher's schedule (default releases.watch_cron)")
+    srv.add_argument("--port", type=at_least(1, "a port", 65535), default=None,
+                     help="local server port (default releases.port)")
     srv.set_defaults(func=cmd_serve)
     only(srv, API_URL_SET)
     dg = sub.add_parser("dag", help="dvc.yaml from the stage table: --write it, or check it is current (default)")

@@ -127,11 +127,12 @@ def add_parser(sub) -> None:
     check = rsub.add_parser("check", help="run the release watcher now")
     score = rsub.add_parser("score", help="score one model now: MODEL[@REV] (a Hub id, or a folder with --source local)")
     score.add_argument("model", metavar="MODEL[@REV]")
-    score.add_argument("--name", default="", type=name_arg("--name"),
+    score.add_argument("--name", default=None, type=name_arg("--name"),
                        help="its name under scoring.rms (default: from the model)")
     score.add_argument("--source", default="hub", choices=["hub", "local"])
     rsub.add_parser("status", help="registered, running, queued and interrupted releases (with reasons)")
     for p in (check, score):
-        p.add_argument("--port", type=at_least(1, "a port"), default=None, help="serve's server port (default releases.port)")
+        p.add_argument("--port", type=at_least(1, "a port", 65535), default=None,
+                       help="serve's server port (default releases.port)")
         only(p, API_URL_SET)
     rel.set_defaults(func=cmd_release)

@@ -59,6 +59,7 @@ def refused_well(rc: int, lines: list[str], everything: str, path: tuple, what: 
     assert names("\n".join(lines), path), f"{what}: the lines do not name {dotted(path)}:\n" + "\n".join(lines)
 
 
+@pytest.mark.timeout(max(300, EXAMPLES))
 @pytest.mark.parametrize("shipped", SHIPPED)
 def test_every_one_key_mutant_is_usable_or_refused_in_a_few_lines_naming_the_key(project, capsys, monkeypatch, shipped):
     base = yaml.safe_load((ROOT / shipped).read_text())

@@ -54,7 +54,7 @@ VARIABLES = {
     "OMP_NUM_THREADS": (_whole, "docs/determinism.md"),
     "MKL_NUM_THREADS": (_whole, "docs/determinism.md"),
     "OPENBLAS_NUM_THREADS": (_whole, "docs/determinism.md"),
-    "OMP_WAIT_POLICY": (_wait_policy, "docs/testing.md"),
+    "OMP_WAIT_POLICY": (_wait_policy, "docs/architecture.md"),
     "HF_HUB_OFFLINE": (_boolean, "docs/benchmarks.md"),
     "HF_HOME": (_folder, "docs/benchmarks.md"),
     "HF_ENDPOINT": (_url, "docs/benchmarks.md"),
@@ -64,6 +64,7 @@ VARIABLES = {
     "PREFECT_API_URL": (_url, "docs/releases.md"),
     "PREFECT_HOME": (_folder, "docs/stages.md"),
     "PREFECT_CLIENT_SERVER_VERSION_CHECK_ENABLED": (_boolean, "docs/stages.md"),
+    "XDG_CACHE_HOME": (_folder, "docs/results.md"),
 }
 SECRETS = ("HF_TOKEN", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 

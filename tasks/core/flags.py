@@ -12,17 +12,29 @@ from dataclasses import dataclass
 from typing import Callable
 
 
-def path_arg(kind: str, flag: str):
-    """argparse `type=` for a flag naming a path of `kind` (tasks/core/paths.py): anything else is one line."""
+def checked_arg(problem, flag: str):
+    """argparse `type=` for a flag whose value `problem(text)` judges (None: fine): anything else is one line."""
     from tasks.core.errors import ConfigError
-    from tasks.core.paths import problem
 
     def check(text: str) -> str:
-        why = problem(text, kind)
+        why = problem(text)
         if why:
             raise ConfigError(f"{flag}: {why}")
         return text
     return check
+
+
+def path_arg(kind: str, flag: str):
+    """argparse `type=` for a flag naming a path of `kind` (tasks/core/paths.py)."""
+    from tasks.core.paths import problem
+
+    return checked_arg(lambda text: problem(text, kind), flag)
+
+
+def cron_arg(flag: str):
+    from tasks.core.cron import problem
+
+    return checked_arg(problem, flag)
 
 
 def name_arg(flag: str, stage: bool = True):
@@ -42,11 +54,12 @@ def name_arg(flag: str, stage: bool = True):
     return check
 
 
-def at_least(n: int, what: str):
-    """argparse `type=` for a whole number >= n (argparse's own error otherwise: its usage line and one line)."""
+def at_least(n: int, what: str, most: int | None = None):
+    """argparse `type=` for a whole number >= n (and <= most) (argparse's own error otherwise: its usage line and
+    one line)."""
     def check(text: str) -> int:
-        if not text.lstrip("-").isdigit() or int(text) < n:
-            raise argparse.ArgumentTypeError(f"{text!r}: {what}, {n} or more")
+        if not text.lstrip("-").isdigit() or int(text) < n or (most is not None and int(text) > most):
+            raise argparse.ArgumentTypeError(f"{text!r}: {what}, {n} or more" + (f" and {most} or less" if most else ""))
         return int(text)
     return check
 

@@ -192,6 +192,9 @@ def check_params(raw, plugin_check=None, groups=None, root=None, scope=True) -> 
     Root = root_model(groups)
     if not isinstance(raw, dict):
         return None, [f"the file holds {type(raw).__name__}, not a mapping of params groups"]
+    if raw and not any(name in Root.model_fields for name in raw):   # another file (a metrics JSON, say)
+        return None, [f"no params group in it (it holds {', '.join(map(str, list(raw)[:3]))}"
+                      f"{', ...' if len(raw) > 3 else ''}): is it a params file? `prbench params --doc` lists the groups"]
     typed = check_group(raw, Root, "")
     try:
         full = with_defaults(raw, Root)

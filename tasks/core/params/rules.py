@@ -116,6 +116,17 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+FORMATS = [("releases.reproduce_cron", "cron"), ("releases.watch_cron", "cron")]   # strings of a form: its checker
+
+
+def format_problems(p: dict) -> list[str]:
+    from tasks.core import cron
+
+    check = {"cron": cron.problem}
+    return [f"{key}: {why}" for key, form in FORMATS if isinstance(value(p, key), str)
+            for why in [check[form](value(p, key))] if why]
+
+
 def cross_problems(p: dict, bad=frozenset()) -> list[str]:
     """CROSS, UNIQUE and the comparisons; a rule against a key with a problem of its own (`bad`) is left out. Keys
     broken against one other key by one relation are one line (profiles.k lowered: every profile_k above it)."""
@@ -133,7 +144,7 @@ def cross_problems(p: dict, bad=frozenset()) -> list[str]:
     for pattern, why in UNIQUE:
         for key, names in expand(p, pattern):
             out += [f"{key}: {_name(n)} is listed twice: {why}" for n in twice(names)]
-    return out + comparison_problems(p) + bon_k_problems(p)
+    return out + comparison_problems(p) + bon_k_problems(p) + format_problems(p)
 
 
 VERB = {"<=": "is more than", "<": "is not below", "divides": "does not divide"}
