@@ -241,6 +241,8 @@ def check_entry(entry, registry: Registry, key: str, *, field: str = "kind", sha
                     f"with '{field}'"]
         return [f"{key}.{field}: missing; valid: {', '.join(registry.names())}"]
     name = entry[field]
+    if not isinstance(name, str):
+        return [f"{key}.{field}: {name!r} is not allowed: a {registry.what}'s name, one of {', '.join(registry.names())}"]
     if name not in registry:
         return [f"{key}.{field}: {did_you_mean(str(name), registry.names())}"]
     obj = registry.lookup(name, f"{key}.{field}")

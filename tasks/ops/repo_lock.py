@@ -136,7 +136,7 @@ def dvc_lock_problem(root) -> str | None:
         except BlockingIOError:
             fh.seek(0)
             who = fh.read().strip()   # zc.lockfile writes " <pid>\n" (and a host name with content_template)
-            return (f"{path}: another dvc process{f' (pid {who.split()[0]})' if who else ''} holds this project's lock "
+            return (f".dvc/tmp/lock: another dvc process{f' (pid {who.split()[0]})' if who else ''} holds this project's lock "
                     "(a `prbench run`, `dvc repro` or `dvc exp run`); wait for it to end, or stop it")
         fcntl.flock(fh, fcntl.LOCK_UN)
     return None

@@ -67,8 +67,10 @@ def check_group(raw, model: type[BaseModel], key: str) -> list[str]:
                 problems += check_group(sub, _model_values(fields[name].annotation), f"{path}.{entry}")
         else:
             problems += check_field(value, fields[name], path)
-    return problems + [f"{key}.{name}: missing: required ({f.description})" for name, f in fields.items()
-                       if f.is_required() and name not in raw]
+    required = [name for name, f in fields.items() if f.is_required() and name not in raw]
+    if not raw and len(required) > 1:   # an entry left empty: one mistake, one line
+        return problems + [f"{key}: empty: it needs {', '.join(required)} (required)"]
+    return problems + [f"{key}.{name}: missing: required ({fields[name].description})" for name in required]
 
 
 NAME_USE = ("names a DVC stage and its files (e.g. score@<name>, <name>.parquet): letters, digits, '-' and '_', "
