@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from flows.cli import build_parser, main
 from tests.conftest import ROOT
 
-EXAMPLES = int(os.environ.get("PRBENCH_FUZZ_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("PRBENCH_FUZZ_EXAMPLES", "300"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize="PRBENCH_FUZZ_EXAMPLES" not in os.environ,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 VALUES = ("params.yaml", "prompts", "prompts/planner.txt", "nope.yaml", "nope/deeper", "params.yaml/x", "data/sample/rewardbench",
