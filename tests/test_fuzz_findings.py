@@ -91,6 +91,10 @@ def test_an_emptied_group_is_at_most_three_lines(project, capsys):
     assert main(["params"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert 1 <= len(err) <= 3 and all("scoring." in line for line in err), err
+    rl_rms = text["rl"]["rms"]
+    missing = [rm for rm in rl_rms if rm not in yaml.safe_load((ROOT / "params.yaml").read_text())["scoring"]["rms"]
+               and rm not in ("length-longer", "random", "similarity", "bradley-terry")]
+    assert missing and all(f"'{rm}'" in "\n".join(err) for rm in missing), ("every name it lost is said", missing, err)
 
 
 ARGV = {   # a command line the fuzz drew -> the line it gets
