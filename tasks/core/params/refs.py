@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from tasks.core.params.rules import expand, value
 
-# Names that must be one of the names another key defines (its mapping's keys, or its list's items): (key, that
-# key, when (params, the name) it is read, why). A pattern (fnmatch, `*?[`) must match one of them. Checked after the types, and not
-# against a key that has a problem of its own (an empty list says so once).
+# (key, the key whose names it must be one of, when (params, the name) it is read, what it must be)
 LLM = "a name under llms"
 REFS = [
     *((k, "llms", None, LLM) for k in ("rubrics.llm", "pairs.llm", "generic_pairs.llm", "human_eval.proxy_llm",
