@@ -223,10 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
     dg.add_argument("--write", action="store_true", help="write dvc.yaml (atomic)")
     dg.add_argument("--outputs", action="store_true", help="list every stage's outputs (per-RM ones as globs)")
     dg.set_defaults(func=cmd_dag)
+    only(dg, Only("write", "--write", lambda a: not a.outputs, "--outputs lists the outputs and writes nothing",
+                  "run `prbench dag --write` on its own"))
     pa = sub.add_parser("params", help="check params files against the schema, or --doc: every key documented")
     pa.add_argument("files", nargs="*", help="params files (default params.yaml)")   # each one's problems said
     pa.add_argument("--doc", action="store_true", help="print every key with its type, default and doc")
     pa.set_defaults(func=cmd_params)
+    only(pa, Only("files", "{value}", lambda a: not a.doc, "--doc prints the schema, whatever a file holds",
+                  "check the files without --doc"))
     from tasks.downstream.correlation.diff import add_parser as add_diff
     from flows.release_cli import add_parser as add_release
     from tasks.ops import human_eval_cli, power_cli

@@ -9,6 +9,7 @@ from __future__ import annotations
 from tasks.core.params.rules import expand, value
 
 # (key, the key whose names it must be one of, when (params, the name) it is read, what it must be)
+PATTERNS = ("correlation.primary.rms[]",)   # the keys that take fnmatch patterns; elsewhere a '*' is a name's letter
 LLM = "a name under llms"
 REFS = [
     *((k, "llms", None, LLM) for k in ("rubrics.llm", "pairs.llm", "generic_pairs.llm", "human_eval.proxy_llm",
@@ -60,7 +61,7 @@ def ref_problems(p: dict, bad: set[str] = frozenset()) -> list[str]:
         for where, v in expand(p, key):
             if not isinstance(v, str) or where in bad or (when is not None and not when(p, v)):
                 continue
-            pattern = any(c in v for c in "*?[")
+            pattern = key in PATTERNS and any(c in v for c in "*?[")
             if (pattern and not any(fnmatchcase(str(n), v) for n in valid)) or (not pattern and v not in valid):
                 unknown.setdefault((target, v, what), []).append(where)
     by_target: dict[str, list] = {}   # several unknown names in one target (its group left to its defaults): one line
@@ -75,7 +76,7 @@ def ref_problems(p: dict, bad: set[str] = frozenset()) -> list[str]:
                        f"valid: {_listed(valid)}")
             continue
         v, what, keys = found[0]
-        if any(c in v for c in "*?["):
+        if any(k.split("[")[0] + "[]" in PATTERNS for k in keys) and any(c in v for c in "*?["):
             out.append(f"{_where(keys)}: pattern '{v}' matches no name in {target} ({_listed(valid)}): {what}")
         else:
             out.append(f"{_where(keys)}: '{v}' is not {what}{suggestion(v, map(str, valid))}; valid: {_listed(valid)}")

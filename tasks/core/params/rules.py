@@ -53,6 +53,7 @@ PATHS = [
     ("scoring.rms.*.prompt", None, "file"), ("scoring.rms.*.system_prompt_file", None, "file"),
     ("benchmarks.*.path", None, "any"), ("correlation.baselines[]", None, "file"),
     ("correlation.downstream_tables[]", None, "file"), ("report.reference_params.*", None, "file"),
+    ("releases.watch[].path", None, "new_folder"),   # a local rule's folder of checkpoints (empty until one lands)
 ]
 
 # The $fields each stage gives a prompt file (tasks/core/prompts.render refuses any other) under common.fidelity
