@@ -57,6 +57,8 @@ MISTAKES = {
     "score --data-revision on our pairs": Mistake(["score", "--kind", "random", "--data-revision", "v1"],
                                                   "--data-revision"),
     "report --params with --compare": Mistake(["report", "--compare", "HEAD", "--params", "my.yaml"], "--params"),
+    "params FILE with --doc": Mistake(["params", "my.yaml", "--doc"], "my.yaml"),
+    "dag --write with --outputs": Mistake(["dag", "--write", "--outputs"], "--write"),
     # a kind's required option left out
     "a seq-cls RM without a model": Mistake(["params"], "scoring.rms.my-rm.model", add_rm("my-rm: {kind: seq-cls}")),
     "an internlm2 RM without trust_remote_code": Mistake(
