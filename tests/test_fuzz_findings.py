@@ -129,3 +129,15 @@ def test_what_the_checks_accept_builds():
 
     for name in ("params.yaml", "params-paper.yaml", "params-regenerate.yaml"):
         build(load_params(ROOT / name))
+
+
+def test_a_judge_mode_left_out_names_the_mode_its_prompt_needs(project, capsys):
+    """params-regenerate.yaml without bon.judge.mode: the judge falls back to per_aspect, whose fields its prompt
+    (judge_all.txt) does not use; the line named the prompt only, never the key that was left out."""
+    text = yaml.safe_load((ROOT / "params-regenerate.yaml").read_text())
+    del text["bon"]["judge"]["mode"]
+    (project / "params.yaml").write_text(yaml.safe_dump(text, sort_keys=False))
+    assert main(["params"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bon.judge.prompt: 'prompts/judge_all.txt' asks for $aspect_list" in err[0] \
+        and "under bon.judge.mode per_aspect" in err[0], err

@@ -69,16 +69,19 @@ PROMPT_FIELDS = [
     ("generic_pairs.prompt", ("question", "max_words")),                          # tasks/stages/generic_pairs.py
     ("human_eval.proxy_prompt", ("dimension", "five", "dimensions", "question", "aspects", "profile", "answer")),
     ("bon.prompt", POLICY), ("rl.prompt", POLICY),
-    ("pairs.judge.prompt", lambda p, where: _of(JUDGE, value(p, "pairs.judge.mode") or "per_aspect")
+    ("pairs.judge.prompt", lambda p, where: _by(p, "pairs.judge.mode", JUDGE, "per_aspect")
      if value(p, "pairs.judge.kind") == "llm" else None),                        # tasks/models/judge.py
-    ("bon.judge.prompt", lambda p, where: _of(JUDGE, value(p, "bon.judge.mode") or "per_aspect")
+    ("bon.judge.prompt", lambda p, where: _by(p, "bon.judge.mode", JUDGE, "per_aspect")
      if value(p, "bon.judge.kind") == "llm" else None),
-    ("scoring.rms.*.prompt", lambda p, where: _of(RM_JUDGE, value(p, where.rsplit(".", 1)[0] + ".kind"))),
+    ("scoring.rms.*.prompt", lambda p, where: _by(p, where.rsplit(".", 1)[0] + ".kind", RM_JUDGE)),
 ]
 
 
-def _of(table: dict, name):
-    return table.get(name) if isinstance(name, str) else None   # a wrong type is the type check's line
+def _by(p: dict, key: str, table: dict, default=None):
+    """(the fields, the key that chose them and its value) where a key's value picks them (a judge's mode)."""
+    name = value(p, key) or default
+    fields = table.get(name) if isinstance(name, str) else None   # a wrong type is the type check's line
+    return (fields, f"{key} {name}") if fields else None
 
 
 def prompt_problems(p: dict, root: Path) -> list[str]:
@@ -91,7 +94,7 @@ def prompt_problems(p: dict, root: Path) -> list[str]:
     out = []
     for key, fields in PROMPT_FIELDS:
         for where, v in expand(p, key):
-            given = fields(p, where) if callable(fields) else fields
+            given, chosen = (fields(p, where) or (None, None)) if callable(fields) else (fields, None)
             path = Path(root) / str(v)
             if not given or not isinstance(v, str) or not path.is_file():
                 continue
@@ -102,8 +105,9 @@ def prompt_problems(p: dict, root: Path) -> list[str]:
                 continue
             extra = [f for f in dict.fromkeys(asks) if f not in given]
             if extra:
-                out.append(f"{where}: '{v}' asks for ${extra[0]}, which this stage does not give a prompt (it gives "
-                           f"{', '.join('$' + f for f in given)}): is it another stage's prompt file?")
+                under = f" under {chosen}" if chosen else ""
+                out.append(f"{where}: '{v}' asks for ${extra[0]}, which this stage does not give a prompt{under} (it "
+                           f"gives {', '.join('$' + f for f in given)}): is it another stage's prompt file?")
     return out
 
 
