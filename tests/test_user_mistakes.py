@@ -185,3 +185,31 @@ def test_each_mistake_is_one_clear_line(tmp_path, capsys, monkeypatch, tripwires
 
 def test_there_are_at_least_twenty():
     assert len(MISTAKES) >= 20
+
+
+def test_a_run_while_another_holds_the_dvc_lock_is_one_line(tmp_path, capsys, monkeypatch, tripwires):
+    """DVC's lock (.dvc/tmp/lock, an flock(2)) held by another run: said before a server starts, not by DVC after."""
+    import fcntl
+
+    cwd = project(tmp_path, Mistake(["run"], ""))
+    (cwd / ".dvc" / "tmp").mkdir(parents=True)
+    with open(cwd / ".dvc" / "tmp" / "lock", "w") as held:
+        held.write(" 4242\n")
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        monkeypatch.chdir(cwd)
+        rc = main(["run"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and err == [".dvc/tmp/lock: another dvc process (pid 4242) holds this project's lock (a `prbench "
+                               "run`, `dvc repro` or `dvc exp run`); wait for it to end, or stop it"], err
+
+
+def test_a_stage_command_refuses_a_nonsense_variable_in_one_line(tmp_path):
+    """`python -m flows.stage` (what dvc runs) reads the environment at start-up, before the numerics pin."""
+    cwd = project(tmp_path, Mistake([], ""))
+    env = {**os.environ, "PRBENCH_TORCH_THREADS": "two", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "flows.stage", "ingest"], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1 and proc.stderr.strip().splitlines() == [
+        "PRBENCH_TORCH_THREADS: 'two' is not allowed: a whole number >= 1 (an environment variable, "
+        "docs/determinism.md: fix or unset it)"], proc.stderr
