@@ -15,23 +15,13 @@ from tasks.core.flags import Only, at_least, cron_arg, only, path_arg
 
 def cmd_run(args) -> int:
     """The main job: the whole DAG on params.yaml, reported to a local Prefect server."""
-    from tasks.core.errors import ConfigError, did_you_mean
     from tasks.ops.params import notices
     from tasks.core.stage_table import read_keys
     from tasks.ops.params import load_params
 
     # every problem of the params file and of the targets, before a server starts (dvc reads params.yaml only)
     params = load_params(args.params if args.no_dvc else None, complete=read_keys(), paths=read_keys())
-    from tasks.core.dag import target_problems
-    from tasks.core.stage_table import ORDER
-
-    problems = target_problems(args.targets, params)
-    if args.until and args.until not in ORDER:
-        problems.append(f"--until: {did_you_mean(args.until, ORDER)}")
-    if not args.no_dvc and not Path("dvc.yaml").is_file():
-        problems.append(f"dvc.yaml: not in {Path.cwd()}: run `prbench run` from the project's root folder")
-    if problems:
-        raise ConfigError("\n".join(problems))
+    refuse_run_mistakes(args, params)
     for line in notices(params):
         print(f"prbench: notice: {line}", flush=True)
     def power_warning() -> None:   # a design below 80% power says so first (cached simulation: a file read)
@@ -50,11 +40,6 @@ def cmd_run(args) -> int:
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
     from flows.run_dvc import run_dvc
     from tasks.ops.lock_prune import prune
-    from tasks.ops.repo_lock import dvc_lock_problem
-
-    held = dvc_lock_problem(Path.cwd())   # another dvc run in this project: said now, not after a server started
-    if held:
-        raise ConfigError(held)
 
     stale = []
 
@@ -76,6 +61,24 @@ def cmd_run(args) -> int:
         print("prbench: done. The report: open report/index.html; metrics: `dvc metrics show`; browse the runs: "
               f"`PREFECT_HOME={os.environ['PREFECT_HOME']} prefect server start`")
     return rc
+
+
+def refuse_run_mistakes(args, params: dict) -> None:
+    """The targets, --until, the project's dvc.yaml and DVC's lock (another run in this project), before a server
+    starts: one line each (DVC would say them after)."""
+    from tasks.core.dag import target_problems
+    from tasks.core.errors import ConfigError, did_you_mean
+    from tasks.core.stage_table import ORDER
+    from tasks.ops.repo_lock import dvc_lock_problem
+
+    problems = target_problems(args.targets, params)
+    if args.until and args.until not in ORDER:
+        problems.append(f"--until: {did_you_mean(args.until, ORDER)}")
+    if not args.no_dvc and not Path("dvc.yaml").is_file():
+        problems.append(f"dvc.yaml: not in {Path.cwd()}: run `prbench run` from the project's root folder")
+    held = None if args.no_dvc or problems else dvc_lock_problem(Path.cwd())
+    if problems or held:
+        raise ConfigError("\n".join([*problems, *([held] if held else [])]))
 
 
 def stage_engine(scale: dict, jobs: int | None) -> tuple[int, list[str]]:

@@ -51,5 +51,14 @@ def suggestion(name: str, valid) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def typo_of(name: str, keys, known=()) -> str | None:
+    """The key of `keys` that looks like a misspelt `name` (`kidn`, `SOURCE` for `kind`, `source`), among those
+    that are no `known` option; None."""
+    unknown = [k for k in keys if isinstance(k, str) and k not in known]
+    same = [k for k in unknown if k.lower() == name.lower()]
+    hint = suggestion(name, unknown)
+    return same[0] if same else hint.split("'")[1] if hint else None
+
+
 def did_you_mean(name: str, valid) -> str:
     return f"unknown name '{name}'{suggestion(name, valid)}; valid: {', '.join(sorted(valid))}"

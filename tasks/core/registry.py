@@ -15,7 +15,7 @@ import sys
 import typing
 from typing import Callable
 
-from tasks.core.errors import ConfigError, did_you_mean, suggestion
+from tasks.core.errors import ConfigError, did_you_mean, suggestion, typo_of
 
 
 class Registry:
@@ -234,9 +234,9 @@ def check_entry(entry, registry: Registry, key: str, *, field: str = "kind", sha
     if not isinstance(entry, dict):
         return [f"{key}: a mapping like {{{field}: ...}}, got {entry!r}"]
     if field not in entry:
-        near = suggestion(field, [k for k in entry if isinstance(k, str)])   # `kidn: seq-cls`: name the typo
-        if near:
-            typo = near.split("'")[1]
+        known = {o for n in registry.names() for o in options_of(registry[n])}   # `kidn: seq-cls`: name the typo
+        typo = typo_of(field, entry, known)
+        if typo:
             return [f"{key}.{typo}: not an option (did you mean '{field}'?): the entry names its {registry.what} "
                     f"with '{field}'"]
         return [f"{key}.{field}: missing; valid: {', '.join(registry.names())}"]

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tasks.core.artifacts import tree_hash, write_json
-from tasks.core.errors import ConfigError, did_you_mean, suggestion
+from tasks.core.errors import ConfigError, did_you_mean, typo_of
 from tasks.core.registry import at_least, check_value
 
 EVENT = "prbench.rm.released"
@@ -39,9 +39,10 @@ def check_rules(rules, where: str = "releases.watch") -> list[dict]:
         raise ConfigError(f"{where}: a list of rules, e.g. [{{source: hub, author: Org}}, {{source: local, path: dir}}]")
     for i, rule in enumerate(rules):
         at = f"{where}[{i}]"
-        if isinstance(rule, dict) and "source" not in rule and suggestion("source", map(str, rule)):
-            raise ConfigError(f"{at}.{suggestion('source', map(str, rule)).split(chr(39))[1]}: not an option (did you "
-                              "mean 'source'?): a rule names its source with 'source'")
+        typo = typo_of("source", rule, {o for opts in RULE_OPTIONS.values() for o in opts}) \
+            if isinstance(rule, dict) and "source" not in rule else None
+        if typo:
+            raise ConfigError(f"{at}.{typo}: not an option (did you mean 'source'?): a rule names its source with 'source'")
         source = rule.get("source") if isinstance(rule, dict) else rule
         if not isinstance(source, str) or source not in RULE_OPTIONS:
             raise ConfigError(f"{at}.source: {did_you_mean(str(source), RULE_OPTIONS)}")
