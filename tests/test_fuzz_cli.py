@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from flows.cli import build_parser, main
 from tests.conftest import ROOT
 
-EXAMPLES = int(os.environ.get("PRBENCH_FUZZ_EXAMPLES", "300"))
+EXAMPLES = int(os.environ.get("PRBENCH_FUZZ_EXAMPLES", "250"))   # command lines; half as many environments
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize="PRBENCH_FUZZ_EXAMPLES" not in os.environ,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 VALUES = ("params.yaml", "prompts", "prompts/planner.txt", "nope.yaml", "nope/deeper", "params.yaml/x", "data/sample/rewardbench",
@@ -150,7 +150,7 @@ def test_every_variable_the_docs_name_is_checked_or_pinned():
 
 
 @pytest.mark.timeout(max(300, EXAMPLES))
-@FUZZ
+@settings(FUZZ, max_examples=EXAMPLES if "PRBENCH_FUZZ_EXAMPLES" in os.environ else EXAMPLES // 2)
 @given(st.sampled_from(sorted(documented_variables())), st.sampled_from(ENV_VALUES))
 def test_a_documented_variable_set_to_anything_is_read_or_refused_in_one_line(project, capsys, monkeypatch, name, value):
     """Through `prbench params` in-process (the check prbench runs after argparse); the start-up read of a stage

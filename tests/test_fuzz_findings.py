@@ -50,6 +50,9 @@ FOUND = {   # what the fuzz drew -> the line it gets (its start)
     "a watch rule's limit given as a word (accepted, then the Hub client's error at serve time)":
         (_set("releases.watch", [{"source": "hub", "author": "x", "limit": "many"}]),
          "params.yaml: releases.watch[0].limit: 'many' is not allowed: an integer >= 1 or null"),
+    "a watch rule's source in capitals (the typo looked for among valid keys: 'search')":
+        (_set("releases.watch", [{"SOURCE": "hub", "author": "x", "search": "Reward"}]),
+         "params.yaml: releases.watch[0].SOURCE: not an option (did you mean 'source'?)"),
     "llms misspelt as a group (its names then said again, 4 lines)":
         (_rename("llms", "lms"), "params.yaml: lms: unknown key (did you mean 'llms'?)"),
     "the kind field misspelt (the line named 'kind', not the typo)":

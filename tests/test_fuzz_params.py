@@ -20,7 +20,7 @@ from tests.params_build import build
 from tests.params_mutants import OPERATORS, dotted, keys, mutate
 
 SHIPPED = ("params.yaml", "params-paper.yaml", "params-regenerate.yaml")
-EXAMPLES = int(os.environ.get("PRBENCH_FUZZ_EXAMPLES", "200"))   # per shipped file
+EXAMPLES = int(os.environ.get("PRBENCH_FUZZ_EXAMPLES", "150"))   # per shipped file
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize="PRBENCH_FUZZ_EXAMPLES" not in os.environ,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
