@@ -14,7 +14,7 @@ import numpy as np
 from tasks.core.progress import bar as progress_bar
 
 from tasks.core.artifacts import file_hash, text_hash
-from tasks.core.errors import ConfigError, did_you_mean
+from tasks.core.errors import ConfigError, did_you_mean, suggestion
 
 
 def _minilm_path() -> str:
@@ -24,6 +24,28 @@ def _minilm_path() -> str:
 
 
 EMBEDDED = {"all-MiniLM-L6-v2": _minilm_path}
+
+
+def model_problem(name: str) -> str | None:
+    """Why `name` names no encoder (embedded:<name> no package ships, a local path that is not a folder), told
+    without loading anything; None for an embedded one, a local folder or a hub id."""
+    from tasks.core.paths import looks_local
+
+    if name.startswith("embedded:"):
+        key = name.split(":", 1)[1]
+        return None if key in EMBEDDED else (f"'{name}': no embedded encoder '{key}'{suggestion(key, EMBEDDED)}; "
+                                             f"embedded: {', '.join(EMBEDDED)}")
+    path = Path(name).expanduser()
+    if path.exists():
+        return None if path.is_dir() else f"'{name}' is a file, not a model folder"
+    return (f"no such folder '{name}'; expected embedded:<name> ({', '.join(EMBEDDED)}), a hub id or a model folder"
+            if looks_local(name) else None)
+
+
+def entry_problems(entry: dict, key: str) -> list[str]:
+    """An entry's `encoder` option (similarity and mixture RMs, the embedding judge): `model_problem`."""
+    why = model_problem(entry["encoder"]) if isinstance(entry.get("encoder"), str) else None
+    return [f"{key}.encoder: {why}"] if why else []
 
 
 def resolve_model(name: str) -> tuple[str, str]:

@@ -12,11 +12,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tasks.core.artifacts import tree_hash, write_json
-from tasks.core.errors import ConfigError, did_you_mean
+from tasks.core.errors import ConfigError, did_you_mean, typo_of
+from tasks.core.registry import at_least, check_value
 
 EVENT = "prbench.rm.released"
-RULE_OPTIONS = {"hub": {"source", "author", "search", "tags", "pipeline_tag", "limit"},
-                "local": {"source", "path"}}
+RULE_OPTIONS = {"hub": {"source": str, "author": str | None, "search": str | None, "tags": list[str] | None,
+                        "pipeline_tag": str | None, "limit": at_least(1) | None},
+                "local": {"source": str, "path": str}}   # each option's type, checked as a params key's
 LOCAL_PREFIX = "tree:"          # the revision of a local folder: the hash of its files
 
 
@@ -37,13 +39,20 @@ def check_rules(rules, where: str = "releases.watch") -> list[dict]:
         raise ConfigError(f"{where}: a list of rules, e.g. [{{source: hub, author: Org}}, {{source: local, path: dir}}]")
     for i, rule in enumerate(rules):
         at = f"{where}[{i}]"
-        if not isinstance(rule, dict) or rule.get("source") not in RULE_OPTIONS:
-            source = rule.get("source") if isinstance(rule, dict) else rule
+        typo = typo_of("source", rule, {o for opts in RULE_OPTIONS.values() for o in opts}) \
+            if isinstance(rule, dict) and "source" not in rule else None
+        if typo:
+            raise ConfigError(f"{at}.{typo}: not an option (did you mean 'source'?): a rule names its source with 'source'")
+        source = rule.get("source") if isinstance(rule, dict) else rule
+        if not isinstance(source, str) or source not in RULE_OPTIONS:
             raise ConfigError(f"{at}.source: {did_you_mean(str(source), RULE_OPTIONS)}")
-        for key in rule:
-            if key not in RULE_OPTIONS[rule["source"]]:
-                raise ConfigError(f"{at}.{key}: not an option of a {rule['source']} rule: "
-                                  f"{did_you_mean(key, RULE_OPTIONS[rule['source']])}")
+        for key, value in rule.items():
+            if key not in RULE_OPTIONS[source]:
+                raise ConfigError(f"{at}.{key}: not an option of a {source} rule: "
+                                  f"{did_you_mean(str(key), RULE_OPTIONS[source])}")
+            wrong = check_value(value, RULE_OPTIONS[source][key], f"{at}.{key}")
+            if wrong:
+                raise ConfigError(wrong[0])
         if rule["source"] == "local" and not rule.get("path"):
             raise ConfigError(f"{at}.path: required (a folder with one checkpoint folder per model)")
         if rule["source"] == "hub" and not any(rule.get(k) for k in ("author", "search", "tags", "pipeline_tag")):

@@ -10,6 +10,7 @@ from typing import Literal
 
 from tasks.core import layout
 from tasks.core.errors import ConfigError
+from tasks.core.registry import at_least
 from tasks.models.rms.base import AnswerScore, RewardModel
 from tasks.core.fidelity import pick
 from tasks.models.rms import invariant
@@ -86,8 +87,8 @@ def _load_errors() -> tuple[type[BaseException], ...]:
 
 
 class _HFRewardModel(RewardModel):
-    OPTIONS = {"model": str, "revision": str | None, "dtype": Literal[DTYPES], "max_length": int | None,
-               "batch_size": int, "trust_remote_code": bool, "batch_invariant": bool}
+    OPTIONS = {"model": str, "revision": str | None, "dtype": Literal[DTYPES], "max_length": at_least(1) | None,
+               "batch_size": at_least(1), "trust_remote_code": bool, "batch_invariant": bool}
     PLAN = staticmethod(invariant.plan)   # the batch-invariant micro-batches this kind's forward can run
 
     def __init__(self, name, entry):
@@ -116,7 +117,8 @@ class _HFRewardModel(RewardModel):
         from tasks.models.rms.model_folder import problem
 
         model_id, revision = source or (self.model_id, self.revision)
-        why = type(self).entry_problems({"model": model_id}, f"scoring.rms.{self.name}") if key == "model" else \
+        why = type(self).entry_problems({"model": model_id, "trust_remote_code": self.trust},
+                                        f"scoring.rms.{self.name}") if key == "model" else \
             [f"scoring.rms.{self.name}.{key}: {w}" for w in [problem(model_id)] if w]
         if why:
             raise ConfigError(why[0])
@@ -172,6 +174,7 @@ class _HFRewardModel(RewardModel):
 class SeqClsRM(_HFRewardModel):
     kind = "seq-cls"
     OPTIONS = {**_HFRewardModel.OPTIONS, "chat_template": str | None, "attn_implementation": str | None}
+    REQUIRED = ("model",)
 
     def __init__(self, name, entry):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -224,6 +227,7 @@ class SeqClsRM(_HFRewardModel):
 class BradleyTerryRM(SeqClsRM):
     """The train_rm stage's model (a seq-cls head trained on the train split's pairs)."""
     kind = "bradley-terry"
+    REQUIRED = ()   # its model is the train_rm stage's folder unless the entry names one
 
     def default_model(self):
         return layout.TRAIN_RM["model"]
@@ -246,6 +250,14 @@ class InternLM2RewardRM(_HFRewardModel):
     `model.get_scores(tokenizer, chats)`. Remote code is required, so the entry must opt in."""
     kind = "internlm2-reward"
     PLAN = staticmethod(invariant.one_each)   # get_scores pads by itself: one answer per call is a fixed shape
+    REQUIRED = ("model",)
+
+    @classmethod
+    def entry_problems(cls, entry, key):
+        if entry.get("trust_remote_code") is not True:   # its get_scores is the model's own code: never by default
+            return [f"{key}.trust_remote_code: kind '{cls.kind}' runs the model's own Python code (get_scores): set "
+                    "`trust_remote_code: true` in this entry if you trust that code"]
+        return super().entry_problems(entry, key)
 
     def __init__(self, name, entry):
         from transformers import AutoModel, AutoTokenizer
