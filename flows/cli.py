@@ -183,6 +183,19 @@ def cmd_params(args) -> int:
     return 1 if bad else 0
 
 
+def _add_module_commands(sub) -> None:
+    """The subcommands their own modules declare (each module's add_parser)."""
+    from tasks.downstream.correlation.diff import add_parser as add_diff
+    from flows.release_cli import add_parser as add_release
+    from tasks.ops import committed_run, human_eval_cli, power_cli
+    from tasks.ops.doctor import add_parser as add_doctor
+    from tasks.ops.report.cli import add_parser as add_report
+
+    for add in (add_diff, add_release, add_report, add_doctor, human_eval_cli.add_parser, power_cli.add_parser,
+                committed_run.add_parser):
+        add(sub)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="prbench", description="Personalized reward-model benchmark.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -234,15 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     pa.set_defaults(func=cmd_params)
     only(pa, Only("files", "{value}", lambda a: not a.doc, "--doc prints the schema, whatever a file holds",
                   "check the files without --doc"))
-    from tasks.downstream.correlation.diff import add_parser as add_diff
-    from flows.release_cli import add_parser as add_release
-    from tasks.ops import committed_run, human_eval_cli, power_cli
-    from tasks.ops.doctor import add_parser as add_doctor
-    from tasks.ops.report.cli import add_parser as add_report
-
-    for add in (add_diff, add_release, add_report, add_doctor, human_eval_cli.add_parser, power_cli.add_parser,
-                committed_run.add_parser):
-        add(sub)
+    _add_module_commands(sub)
     return ap
 
 

@@ -52,7 +52,7 @@ def project(tmp_path, monkeypatch):
     import flows.server
     from tasks.core import dag
     from tasks.downstream.correlation import diff
-    from tasks.ops import doctor, power_cli, quick_score
+    from tasks.ops import committed_run, doctor, power_cli, quick_score
     from tasks.ops.report import cli as report_cli
     from tasks.stages.benchmarks import cli as bench_cli
     import importlib
@@ -69,7 +69,8 @@ def project(tmp_path, monkeypatch):
     for module, name in ((flows.run_dvc, "run_dvc"), (flows.server, "start"), (flows.deploy, "serve"),
                          (quick_score, "quick_score"), (bench_cli, "score_benchmark"), (diff, "metrics_diff"),
                          (report_cli, "page"), (doctor, "main"), (power_cli, "report"), (power_cli, "warning"),
-                         (export, "load_items"), (annotations, "import_annotations"), (dag, "write"), (dag, "check")):
+                         (export, "load_items"), (annotations, "import_annotations"), (dag, "write"), (dag, "check"),
+                         (committed_run, "make")):
         monkeypatch.setattr(module, name, trip)
     import flows.common
 
@@ -145,7 +146,9 @@ def test_every_variable_the_docs_name_is_checked_or_pinned():
     from tasks.core.env import VARIABLES
     from tasks.core.numerics import library_pins
 
-    pinned = set(library_pins("avx2")) | {"MKL_CBWR"}
+    from tasks.core.numerics import MKL_PINS
+
+    pinned = set(library_pins("avx2")) | set(MKL_PINS)
     assert documented_variables() - set(VARIABLES) - pinned == set()
 
 

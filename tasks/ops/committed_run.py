@@ -138,7 +138,10 @@ def add_parser(subparsers):
 
 
 def _main(args) -> int:
+    root = Path.cwd()
+    if gitops.git(root, "rev-parse", "--is-inside-work-tree", check=False).strip() != "true":
+        raise ConfigError(f"prbench committed-run: {root} is not a git checkout: run it in the project's clone")
     if args.recover:
-        recover(Path.cwd())
+        recover(root)
         return 0
-    return make(Path.cwd(), keep=args.keep)
+    return make(root, keep=args.keep)
