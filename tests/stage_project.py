@@ -66,8 +66,14 @@ def shipped_params(**groups) -> dict:
 
 def fit_to_rms(params: dict) -> dict:
     """rl.rms and each `benchmarks:` entry keep only RMs the project scores (the check refuses others);
-    an entry left with none is dropped. In place, returned for chaining."""
+    an entry left with none is dropped; correlation.primary.rms keeps the patterns that match a scored RM,
+    or becomes every scored RM. In place, returned for chaining."""
+    from fnmatch import fnmatchcase
+
     scored = (params.get("scoring") or {}).get("rms", {})
+    primary = (params.get("correlation") or {}).get("primary") or {}
+    if primary.get("rms"):
+        primary["rms"] = [p for p in primary["rms"] if any(fnmatchcase(rm, p) for rm in scored)] or ["*"]
     rl = params.get("rl") or {}
     if rl.get("rms"):
         rl["rms"] = [rm for rm in rl["rms"] if rm in scored]

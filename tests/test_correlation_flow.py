@@ -18,7 +18,8 @@ def test_flow_runs_and_caches(tmp_path, monkeypatch, prefect_harness):
     write_scores(tmp_path / "data")      # data/scores/<rm>.parquet
     write_bon(tmp_path / "data")         # data/bon/per_question.parquet
     rms = {f.stem: {"kind": "random"} for f in (tmp_path / layout.SCORES_DIR).glob("*.parquet")}
-    params = shipped_params(common={"seed": 2604, "cache_dir": str(tmp_path / "cache")}, scoring={"rms": rms},
+    params = shipped_params(common={"seed": 2604, "cache_dir": str(tmp_path / "cache")},
+                            scoring={"rms": rms, "generic_strategies": ["none"]},   # the strategy P ranks generic by
                             correlation={**P, "bootstrap": 50, "permutations": 99,
                                          "exclude_rms": ["(oracle)", "(random)"]})   # BoN's reference lines
     save_params(tmp_path, params)

@@ -31,7 +31,9 @@ NEW = {"random": {"kind": "random"}, "length-shorter": {"kind": "length-shorter"
 REDUCED = [*(f"~scoring.rms.{rm}" for rm in yaml.safe_load((ROOT / "params.yaml").read_text())["scoring"]["rms"]
              if rm != "length-longer"), "rl.rms=[]", "scoring.per_domain_limit=null",
            *(f"~benchmarks.{b}" for b in yaml.safe_load((ROOT / "params.yaml").read_text())["benchmarks"]),
-           "scoring.benchmarks=[personalised]", "scoring.strategies=[none,raw_profile,oracle]", "scale.chunk_size=4"]
+           "scoring.benchmarks=[personalised]", "scoring.strategies=[none,raw_profile,oracle]", "scale.chunk_size=4",
+           # what the trimmed file's correlation may still name
+           "correlation.primary.rms=[length-longer]", "correlation.benchmarks=[personalised]", "correlation.comparisons=[]"]
 
 
 def _rms_block(path) -> list[str]:
