@@ -5,8 +5,9 @@ edits and new files) in the modules of the mutation scope (setup.cfg's [mutmut])
 (mutation_generate.mutants_of); only the mutants that change a touched line are run. The tests: the test files
 that import a changed module (or, where none does, those at the fewest imports from it) are run once with the
 mutated functions recording their callers (mutmut's stats pass), then each mutant runs in a fork of one
-preloaded process (mutation_recheck.recheck) against only the tests that called its function, quickest first,
-stopping at the first failure. A survivor fails the check unless docs/testing.md lists its key as equivalent.
+preloaded process (mutation_recheck.recheck) against only the tests that called its function (every test run,
+where none recorded a call: the function runs in a forked worker or a subprocess), quickest first, stopping at the
+first failure. A survivor fails the check unless docs/testing.md lists its key as equivalent.
 
     python tests/tools/mutation_diff.py BASE [--tests tests/test_x.py ...] [--depth N]
     python tests/tools/mutation_diff.py --whole tasks/stages/fingerprint.py ... [--tests ...]   # every line
@@ -225,7 +226,10 @@ def main(argv: list[str]) -> int:
     listed, verdicts = listed_keys(), defaultdict(list)
     for m in chosen:
         function = m.name.partition("__mutmut_")[0]
-        own = sorted((t for t in callers.get(function, ()) if t not in failed), key=lambda t: seconds.get(t, 0))
+        own = [t for t in callers.get(function, ()) if t not in failed]
+        if not own:   # no test recorded a call: it runs in another process (a forked worker, a subprocess) or none
+            own = [t for t in seconds if t not in failed]
+        own.sort(key=lambda t: seconds.get(t, 0))
         if not own:
             verdict = "no tests"
         else:
