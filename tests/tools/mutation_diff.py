@@ -5,12 +5,13 @@ edits and new files) in the modules of the mutation scope (setup.cfg's [mutmut])
 (mutation_generate.mutants_of); only the mutants that change a touched line are run. The tests: the test files
 that import a changed module (or, where none does, those at the fewest imports from it) are run once with the
 mutated functions recording their callers (mutmut's stats pass), then each mutant runs in a fork of one
-preloaded process (mutation_recheck.recheck) against only the tests that called its function (every test run,
-where none recorded a call: the function runs in a forked worker or a subprocess), quickest first, stopping at the
+preloaded process (mutation_recheck.recheck) against only the tests that called its function (where none
+recorded a call, as for code run in a forked worker or a subprocess: the tests that called the module), quickest first, stopping at the
 first failure. A survivor fails the check unless docs/testing.md lists its key as equivalent.
 
     python tests/tools/mutation_diff.py BASE [--tests tests/test_x.py ...] [--depth N]
     python tests/tools/mutation_diff.py --whole tasks/stages/fingerprint.py ... [--tests ...]   # every line
+    python tests/tools/mutation_diff.py --whole tasks/ops/releases.py:126-162    # these lines of it
 
 --depth N also runs the test files up to N imports further away; --tests adds test files; --whole mutates whole
 files (a module's score). Exit status 1 when a survivor is not listed as equivalent."""
@@ -22,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -155,6 +157,8 @@ def stats(tests: list[str]) -> tuple[dict[str, list[str]], dict[str, float], set
     pid = os.fork()
     if pid == 0:
         try:
+            os.setpgid(0, 0)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             set_mutant_under_test("stats")
             record = Record()
             devnull = os.open(os.devnull, os.O_WRONLY)
@@ -164,12 +168,25 @@ def stats(tests: list[str]) -> tuple[dict[str, list[str]], dict[str, float], set
                                        "seconds": record.seconds, "failed": sorted(record.failed)}))
         finally:
             os._exit(0)
-    os.waitpid(pid, 0)
+    try:
+        os.waitpid(pid, 0)
+    except BaseException:   # Ctrl-C, SIGTERM: the stats pass and what its tests started go too
+        os.killpg(pid, signal.SIGKILL)
+        raise
     data = json.loads(out.read_text())
     return data["callers"], data["seconds"], set(data["failed"])
 
 
-def select(changed: dict[str, set[int]], whole: bool) -> tuple[dict[str, str], list[Mutant], list[str]]:
+def _lines(spec: str) -> tuple[str, set[int] | None]:
+    """FILE (every line: None) or FILE:START-END."""
+    path, _, span = spec.partition(":")
+    if not span:
+        return path, None
+    start, _, end = span.partition("-")
+    return path, set(range(int(start), int(end or start) + 1))
+
+
+def select(changed: dict[str, set[int] | None], whole: bool) -> tuple[dict[str, str], list[Mutant], list[str]]:
     """The mutated files' code, the mutants that change a touched line, and the changed files out of scope."""
     from mutmut.configuration import config
 
@@ -179,7 +196,7 @@ def select(changed: dict[str, set[int]], whole: bool) -> tuple[dict[str, str], l
             outside.append(path)
             continue
         code, mutants = mutants_of(path)
-        picked = [m for m in mutants if whole or m.lines & lines]
+        picked = [m for m in mutants if (m.lines & lines if lines is not None else whole)]
         if picked:
             codes[path] = code
             chosen += picked
@@ -189,16 +206,17 @@ def select(changed: dict[str, set[int]], whole: bool) -> tuple[dict[str, str], l
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="mutation_diff.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("base", nargs="?", help="the revision the change is measured from (git diff BASE...)")
-    parser.add_argument("--whole", nargs="+", default=[], metavar="FILE", help="mutate every line of these files")
+    parser.add_argument("--whole", nargs="+", default=[], metavar="FILE", help="mutate every line of these files (FILE:START-END: those lines)")
     parser.add_argument("--tests", nargs="+", default=[], metavar="FILE", help="test files to run beside the reaching ones")
     parser.add_argument("--depth", type=int, default=0, help="also the test files this many imports further away")
     args = parser.parse_args(argv)
     if not args.base and not args.whole:
         parser.error("give BASE (a revision) or --whole FILE ...")
     os.chdir(ROOT)   # mutmut's config: setup.cfg here
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # as Ctrl-C: the running mutant's fork is ended too
     started = time.monotonic()
     if args.whole:
-        changed = {p: set() for p in args.whole}
+        changed = dict(map(_lines, args.whole))
     else:
         changed = changed_lines(args.base)
     codes, chosen, outside = select(changed, bool(args.whole))
@@ -227,8 +245,10 @@ def main(argv: list[str]) -> int:
     for m in chosen:
         function = m.name.partition("__mutmut_")[0]
         own = [t for t in callers.get(function, ()) if t not in failed]
-        if not own:   # no test recorded a call: it runs in another process (a forked worker, a subprocess) or none
-            own = [t for t in seconds if t not in failed]
+        if not own:   # no test recorded a call (it runs in a forked worker or a subprocess): the module's callers
+            module = function.rpartition(".")[0]
+            own = sorted({t for f, ts in callers.items() if f.rpartition(".")[0] == module for t in ts} - failed)
+            own = own or [t for t in seconds if t not in failed]
         own.sort(key=lambda t: seconds.get(t, 0))
         if not own:
             verdict = "no tests"
@@ -239,6 +259,14 @@ def main(argv: list[str]) -> int:
         verdicts[verdict].append(m)
         lines = ",".join(map(str, sorted(m.lines)))
         print(f"{verdict:>10}  `{m.key}`  {m.path}:{lines}  {m.before}  ->  {m.after}", flush=True)
+    per = defaultdict(lambda: defaultdict(int))
+    for verdict, ms in verdicts.items():
+        for m in ms:
+            per[m.path][verdict] += 1
+    for path, n in sorted(per.items()):
+        total, killed, equivalent = sum(n.values()), n["killed"] + n["timeout"], n["equivalent"]
+        print(f"{path}: {total} mutants, {killed} killed, {equivalent} equivalent, "
+              f"{total - killed - equivalent} not ({killed / (total - equivalent or 1):.1%} of the non-equivalent killed)")
     bad = verdicts["survived"] + verdicts["no tests"]
     counts = ", ".join(f"{len(v)} {k}" for k, v in sorted(verdicts.items()) if v)
     print(f"\n{len(chosen)} mutants: {counts}; {time.monotonic() - started:.0f} s in all")

@@ -35,17 +35,23 @@ def recheck(mutant: str, tests: list[str], timeout_s: float | None = None) -> st
     pid = os.fork()
     if pid == 0:   # the child: this mutant on, the tests run, the verdict as the exit code
         os.setpgid(0, 0)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)   # the tests see the default handler, not the caller's
         os.environ["MUTANT_UNDER_TEST"] = mutant
         signal.alarm(int(timeout_s or TIMEOUT_S))   # as mutmut counts it: a mutant that hangs the tests is noticed
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1), os.dup2(devnull, 2)
         os._exit(1 if pytest.main([*ARGS, *tests]) else 0)
     end = time.monotonic() + (timeout_s or TIMEOUT_S) + 5   # pytest-timeout may take the alarm: the parent's own limit
-    while time.monotonic() < end:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return "killed" if status else "survived"
-        time.sleep(0.02)
+    try:
+        while time.monotonic() < end:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return "killed" if status else "survived"
+            time.sleep(0.02)
+    except BaseException:   # Ctrl-C, SIGTERM: the fork and what its tests started go too
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        raise
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
