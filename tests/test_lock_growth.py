@@ -105,3 +105,52 @@ def test_the_stage_writes_one_file_per_rm_and_removes_a_removed_rms(in_root, tmp
     assert run(in_root, {}, {"fingerprints": str(folder)}) == {"keys": len(in_root["scoring"]["rms"])}
     assert sorted(p.name for p in folder.iterdir()) == sorted(f"{rm}.json" for rm in in_root["scoring"]["rms"])
     assert json.loads((folder / "random.json").read_text()) == fingerprints(in_root, stages.get("score"))["random"]
+
+
+def test_a_file_is_fingerprinted_by_its_content_a_folder_by_its_tree_and_a_missing_one_as_absent(tmp_path):
+    from tasks.core.artifacts import file_hash, tree_hash
+    from tasks.stages.fingerprint import _hash
+
+    (tmp_path / "f.txt").write_text("one")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.txt").write_text("two")
+    assert _hash(str(tmp_path / "f.txt")) == file_hash(tmp_path / "f.txt")
+    assert _hash(str(tmp_path / "d")) == tree_hash([tmp_path / "d"]) != file_hash(tmp_path / "d" / "x.txt")
+    assert _hash(str(tmp_path / "none.txt")) == "absent"
+    before = _hash(str(tmp_path / "d"))
+    (tmp_path / "d" / "x.txt").write_text("three")
+    assert _hash(str(tmp_path / "d")) != before, "a file changed inside a folder changes the folder's hash"
+
+
+def test_a_shared_input_file_changed_changes_every_rms_fingerprint(in_root, tmp_path, monkeypatch):
+    """The files' hashes, not only their names: a shared input's new content reruns every RM, and the same content
+    gives the same fingerprints."""
+    import shutil
+
+    from tasks.stages.fingerprint import fingerprints
+
+    s = stages.get("score")
+    shared = sorted({p for d in [*s.inputs.values(), *s.deps] if (p := stages.resolve(d, in_root, "random", s))
+                     and "random" not in p})
+    shutil.copytree(ROOT / "tasks", tmp_path / "tasks")   # the code files are read where the stage runs
+    for p in shared:
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text("v1")
+    monkeypatch.chdir(tmp_path)
+    before = fingerprints(in_root, s)
+    assert fingerprints(in_root, s) == before and before["random"]["files"][shared[0]] != "absent"
+    (tmp_path / shared[0]).write_text("v2")
+    after = fingerprints(in_root, s)
+    assert all(after[k]["files"][shared[0]] != before[k]["files"][shared[0]] for k in before)
+    assert all({f: h for f, h in after[k]["files"].items() if f != shared[0]} ==
+               {f: h for f, h in before[k]["files"].items() if f != shared[0]} for k in before)
+
+
+def test_a_stale_folder_in_the_fingerprints_folder_is_removed_too(in_root, tmp_path):
+    from tasks.stages.fingerprint import run
+
+    folder = tmp_path / "score"
+    (folder / "old-rm").mkdir(parents=True)
+    (folder / "old-rm" / "x.json").write_text("{}")
+    run(in_root, {}, {"fingerprints": str(folder)})
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{rm}.json" for rm in in_root["scoring"]["rms"])

@@ -42,6 +42,14 @@ def test_cpus_is_this_process_affinity():
     assert parallel.cpus() == len(os.sched_getaffinity(0)) >= 1
 
 
+def test_without_affinity_cpus_is_the_cpu_count_and_at_least_one(monkeypatch):
+    monkeypatch.delattr(os, "sched_getaffinity")   # not Linux
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert parallel.cpus() == 3
+    monkeypatch.setattr(os, "cpu_count", lambda: None)   # undetermined
+    assert parallel.cpus() == 1
+
+
 def test_workers_carry_none_of_the_parents_signal_handlers():
     """Under a Prefect flow the stage process has a SIGTERM handler that raises: the workers must not run it (each
     printed its traceback when the pool stopped them, and a worker stopped holding its queue's lock hung the pool).

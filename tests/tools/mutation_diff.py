@@ -5,9 +5,10 @@ edits and new files) in the modules of the mutation scope (setup.cfg's [mutmut])
 (mutation_generate.mutants_of); only the mutants that change a touched line are run. The tests: the test files
 that import a changed module (or, where none does, those at the fewest imports from it) are run once with the
 mutated functions recording their callers (mutmut's stats pass), then each mutant runs in a fork of one
-preloaded process (mutation_recheck.recheck) against only the tests that called its function (where none
-recorded a call, as for code run in a forked worker or a subprocess: the tests that called the module), quickest first, stopping at the
-first failure. A survivor fails the check unless docs/testing.md lists its key as equivalent.
+preloaded process (mutation_recheck.recheck) against only the tests that called its function, those of its own
+module's test files when any is among them (where none recorded a call, as for code run in a forked worker or a
+subprocess: the tests that called the module), quickest first, stopping at the first failure. A survivor fails
+the check unless docs/testing.md lists its key as equivalent.
 
     python tests/tools/mutation_diff.py BASE [--tests tests/test_x.py ...] [--depth N]
     python tests/tools/mutation_diff.py --whole tasks/stages/fingerprint.py ... [--tests ...]   # every line
@@ -242,13 +243,20 @@ def main(argv: list[str]) -> int:
     print(f"stats pass: {time.monotonic() - generated:.0f} s over {len(seconds)} test(s)", flush=True)
 
     listed, verdicts = listed_keys(), defaultdict(list)
+    files_of = {module: set(files) | set(args.tests) for module, files in reach.items()}
+
+    def usable(module: str, tests) -> list[str]:
+        """The tests that ran clean, those of the test files reaching `module` if any is among them."""
+        clean = sorted(set(tests) - failed)
+        return [t for t in clean if t.split("::")[0] in files_of.get(module, ())] or clean
+
     for m in chosen:
         function = m.name.partition("__mutmut_")[0]
-        own = [t for t in callers.get(function, ()) if t not in failed]
+        module = function.rpartition(".")[0]
+        own = usable(module, callers.get(function, ()))
         if not own:   # no test recorded a call (it runs in a forked worker or a subprocess): the module's callers
-            module = function.rpartition(".")[0]
-            own = sorted({t for f, ts in callers.items() if f.rpartition(".")[0] == module for t in ts} - failed)
-            own = own or [t for t in seconds if t not in failed]
+            own = usable(module, {t for f, ts in callers.items() if f.rpartition(".")[0] == module for t in ts})
+            own = own or usable(module, seconds)
         own.sort(key=lambda t: seconds.get(t, 0))
         if not own:
             verdict = "no tests"
