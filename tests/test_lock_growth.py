@@ -3,6 +3,7 @@ its shared inputs, code and params), no aggregate stage lists a per-RM file, and
 lock lines each (measured on a lock `dvc commit` writes, tests/lock_synth.py). The fingerprint is what keeps
 `dvc repro` exact: it changes with every shared input, code file and param its stage reads."""
 import copy
+from pathlib import Path
 
 import pytest
 import yaml
@@ -154,3 +155,43 @@ def test_a_stale_folder_in_the_fingerprints_folder_is_removed_too(in_root, tmp_p
     (folder / "old-rm" / "x.json").write_text("{}")
     run(in_root, {}, {"fingerprints": str(folder)})
     assert sorted(p.name for p in folder.iterdir()) == sorted(f"{rm}.json" for rm in in_root["scoring"]["rms"])
+
+
+def test_a_dep_naming_a_param_or_the_rms_own_entry_and_the_code_are_hashed_where_the_stage_runs(in_root, tmp_path,
+                                                                                                  monkeypatch):
+    """`${group.key}` is the path params name, `${item.x}` the RM's own entry's field (each RM its own file), and the
+    code files are the ones in the folder the stage runs in: each file and code change shows in the fingerprints."""
+    import dataclasses
+    import shutil
+
+    from tasks.core.artifacts import file_hash, tree_hash
+    from tasks.stages.fingerprint import fingerprints
+
+    s = dataclasses.replace(stages.get("score"), inputs={}, deps=("${common.cache_dir}", "${item.model}"))
+    params = copy.deepcopy(in_root)
+    params["common"]["cache_dir"] = "shared-cache"
+    params["scoring"]["rms"] = {"a": {"kind": "seq-cls", "model": "models/a"}, "b": {"kind": "seq-cls", "model": "models/b"}}
+    shutil.copytree(ROOT / "tasks", tmp_path / "tasks")
+    for p in ("shared-cache/x.json", "models/a/w.bin", "models/b/w.bin"):
+        (tmp_path / p).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / p).write_text(p)
+    code = "tasks/stages/score.py"
+    (tmp_path / code).write_text((tmp_path / code).read_text() + "\n# edited here\n")
+    monkeypatch.chdir(tmp_path)
+    prints = fingerprints(params, s)
+    for rm in ("a", "b"):
+        files = prints[rm]["files"]
+        assert files["shared-cache"] == tree_hash([Path("shared-cache")])
+        assert files[f"models/{rm}"] == tree_hash([Path(f"models/{rm}")]) and f"models/{'ab'.replace(rm, '')}" not in files
+        assert files[code] == file_hash(tmp_path / code) != file_hash(ROOT / code), "the code as it is here"
+        assert (prints[rm]["stage"], prints[rm]["key"]) == ("score", rm), "each file says what it stands for"
+
+
+def test_the_stage_makes_its_folder_and_says_how_many_files_it_wrote(in_root, tmp_path):
+    from tasks.stages.fingerprint import run, stage_summary
+
+    folder = tmp_path / "not" / "yet" / "score"
+    metrics = run(in_root, {}, {"fingerprints": str(folder)})
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{rm}.json" for rm in in_root["scoring"]["rms"])
+    assert stage_summary({"fingerprints": str(folder)}, metrics) == \
+        f"score_inputs: {len(in_root['scoring']['rms'])} fingerprint file(s) in {folder}"
