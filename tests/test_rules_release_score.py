@@ -62,7 +62,7 @@ def test_a_release_is_scored_and_committed_once_with_its_record(repo):
     again = release_score.score(repo, RELEASE, NAME, ENTRY, repro=_repro(repo), prefetch=_fetched, log=said.append)
     assert again.status == "already scored" and again.commit is None
     assert sum(RELEASE.revision in s for s in _subjects(repo)) == 1, "scored and committed once"
-    assert said[-1].endswith("already scored and committed; nothing to do")
+    assert said[-1] == f"score-rm {RELEASE.model}@{RELEASE.revision}: already scored and committed; nothing to do"
 
 
 @pytest.mark.timeout(120)
@@ -74,6 +74,8 @@ def test_already_scored_needs_the_params_entry_and_the_scored_record_at_that_rev
     assert not release_score.already_scored(repo, "rm-z", RELEASE), "under another name"
     releases.update_state(repo / release_score.STATE, RELEASE, NAME, "announced")
     assert not release_score.already_scored(repo, NAME, RELEASE), "the record must say scored"
+    (repo / "params.yaml").write_text("common:\n  cache_dir: .mycache\n")
+    assert not release_score.already_scored(repo, NAME, RELEASE), "no scoring group: no RM is scored"
 
 
 @pytest.mark.timeout(120)
@@ -123,6 +125,7 @@ def test_recover_rolls_back_dead_runs_and_returns_those_left_to_score_except_the
     lost = _dead_run(repo)
     assert [j.id for j in release_score.recover(repo, log=said.append)] == [lost.id]
     assert "rm-a" not in (repo / "params.yaml").read_text(), "its edit rolled back"
+    assert said[-1].startswith(f"rolled back the unfinished release {RELEASE.model}@"), "in the caller's log"
     assert [j.id for j in release_txn.dead(repo)] == [lost.id], "still queued: its journal stays until it is scored"
 
     mine = _dead_run(repo)
@@ -163,3 +166,40 @@ def test_a_rescore_that_fails_stays_queued_then_counts_as_failed_after_three_run
             assert release_txn.dead(repo) == [], "failed for good: no longer queued"
     assert release_score.recover_and_rescore(repo, _repro(repo), refused, log=said.append) == 0
     assert "rm-b" not in (repo / "params.yaml").read_text()
+
+
+@pytest.mark.timeout(120)
+def test_recover_goes_past_a_landed_release_to_the_next_dead_one(repo):
+    """A run that committed and died, then one that died downloading (before it took the lock): the next run
+    leaves the first and queues the second."""
+    _dead_run(repo, OTHER, "rm-b", commit=True)
+    with release_txn.Journal(repo, RELEASE, NAME, ENTRY) as downloading:
+        pass
+    assert [j.id for j in release_score.recover(repo, log=lambda _: None)] == [downloading.id]
+
+
+@pytest.mark.timeout(120)
+def test_recover_and_rescore_scores_each_dead_release_once_and_says_so(repo):
+    _dead_run(repo, OTHER, "rm-b")
+    said = []
+    assert release_score.recover_and_rescore(repo, _repro(repo), _fetched, log=said.append) == 1
+    assert _subjects(repo)[0] == release_score.subject("rm-b", OTHER) and _state(repo)[OTHER.model]["status"] == "scored"
+    assert said[0].startswith(f"rolled back the unfinished release {OTHER.model}@")
+    assert said[1] == f"scoring the interrupted release {OTHER.model}@{OTHER.revision} again"
+    assert release_score.recover_and_rescore(repo, _repro(repo), _fetched, log=said.append) == 0
+
+
+@pytest.mark.timeout(120)
+def test_the_steps_run_in_order_the_download_with_the_entry_and_the_commit_on_the_release_branch(repo, monkeypatch):
+    steps, fetched = [], []
+    monkeypatch.setattr(release_score, "hold", lambda root, point: steps.append((root, point)))
+    head = _git(repo, "rev-parse", "HEAD")
+    out = release_score.score(repo, RELEASE, NAME, ENTRY, repro=_repro(repo),
+                              prefetch=lambda release, entry: fetched.append((release, entry)), branch="releases",
+                              log=lambda _: None)
+    assert fetched == [(RELEASE, ENTRY)]
+    assert steps == [(repo, p) for p in ("downloaded", "edited", "reproduced", "state-written", "committed")], \
+        "on another branch nothing is staged in the checkout"
+    assert _git(repo, "rev-parse", "HEAD") == head, "the checkout's branch is not moved"
+    assert _git(repo, "log", "-1", "--format=%s", "releases").strip() == release_score.subject(NAME, RELEASE)
+    assert out.commit == _git(repo, "rev-parse", "releases").strip()

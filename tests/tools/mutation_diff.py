@@ -13,6 +13,7 @@ the check unless docs/testing.md lists its key as equivalent.
     python tests/tools/mutation_diff.py BASE [--tests tests/test_x.py ...] [--depth N]
     python tests/tools/mutation_diff.py --whole tasks/stages/fingerprint.py ... [--tests ...]   # every line
     python tests/tools/mutation_diff.py --whole tasks/ops/releases.py:126-162    # these lines of it
+    python tests/tools/mutation_diff.py --whole tasks/ops/releases.py --keys survivors.txt   # these mutants again
 
 --depth N also runs the test files up to N imports further away; --tests adds test files; --whole mutates whole
 files (a module's score). Exit status 1 when a survivor is not listed as equivalent."""
@@ -210,6 +211,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--whole", nargs="+", default=[], metavar="FILE", help="mutate every line of these files (FILE:START-END: those lines)")
     parser.add_argument("--tests", nargs="+", default=[], metavar="FILE", help="test files to run beside the reaching ones")
     parser.add_argument("--depth", type=int, default=0, help="also the test files this many imports further away")
+    parser.add_argument("--keys", metavar="FILE", help="only the mutants whose key is in FILE (e.g. an earlier run's "
+                                                         "survivors: their lines as this prints them)")
     args = parser.parse_args(argv)
     if not args.base and not args.whole:
         parser.error("give BASE (a revision) or --whole FILE ...")
@@ -221,6 +224,9 @@ def main(argv: list[str]) -> int:
     else:
         changed = changed_lines(args.base)
     codes, chosen, outside = select(changed, bool(args.whole))
+    if args.keys:
+        wanted = set(re.findall(r"(?:tasks|flows)\.[\w.]+@[0-9a-f]{8}", Path(args.keys).read_text(encoding="utf-8")))
+        chosen = [m for m in chosen if m.key in wanted]
     for path in outside:
         print(f"out of the mutation scope (setup.cfg [mutmut]): {path}")
     if not chosen:
