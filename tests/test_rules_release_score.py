@@ -11,7 +11,7 @@ import json
 import pytest
 
 from tasks.core.errors import ConfigError
-from tasks.ops import release_score, release_txn, releases
+from tasks.ops import release_score, release_txn, releases, repo_lock
 from tasks.ops.repro import DvcResult
 from tests.test_rules_release import RELEASE, _git, _tree, repo  # noqa: F401 - the fixture: a git + DVC repo
 
@@ -60,7 +60,7 @@ def test_a_release_is_scored_and_committed_once_with_its_record(repo):
     assert release_score.already_scored(repo, NAME, RELEASE)
 
     again = release_score.score(repo, RELEASE, NAME, ENTRY, repro=_repro(repo), prefetch=_fetched, log=said.append)
-    assert again.status == "already scored" and again.commit is None
+    assert (again.rm, again.status, again.commit) == (NAME, "already scored", None)
     assert sum(RELEASE.revision in s for s in _subjects(repo)) == 1, "scored and committed once"
     assert said[-1] == f"score-rm {RELEASE.model}@{RELEASE.revision}: already scored and committed; nothing to do"
 
@@ -102,9 +102,10 @@ def test_a_failed_repro_rolls_the_edit_back_and_fails_in_one_line(repo):
     assert release_txn.dead(repo) == [] and RELEASE.model not in _state(repo)
 
 
-def _dead_run(repo, release=RELEASE, name=NAME, commit=False):
+def _dead_run(repo, release=RELEASE, name=NAME, commit=False, branch=None):
     """A run that prepared its journal, edited params and died (or died right after its commit landed)."""
-    with release_txn.Journal(repo, release, name, {**ENTRY, "model": release.model, "revision": release.revision}) as j:
+    with release_txn.Journal(repo, release, name, {**ENTRY, "model": release.model, "revision": release.revision},
+                             branch) as j:
         j.prepare()
         (repo / "params.yaml").write_text((repo / "params.yaml").read_text() + f"    {name}: {{kind: seq-cls}}\n")
         if commit:
@@ -158,11 +159,18 @@ def test_a_rescore_that_fails_stays_queued_then_counts_as_failed_after_three_run
         assert release_score.recover_and_rescore(repo, _repro(repo), refused, log=said.append) == 1
         record = _state(repo)[OTHER.model]
         if run < release_score.RESCORE_TRIES:
-            assert record["status"] == "announced" and f"({run} of {release_score.RESCORE_TRIES} tries)" in record["message"]
+            assert record == {"revision": OTHER.revision, "rm": "rm-b", "source": "hub", "status": "announced",
+                              "message": f"interrupted; scoring it again failed ({run} of {release_score.RESCORE_TRIES} "
+                                         f"tries): {OTHER.model}: 503 Service Unavailable; the next score-rm, reproduce "
+                                         "or `prbench serve` start tries again"}
+            assert said[-1] == f"the interrupted release {OTHER.model}@{OTHER.revision} stays queued: {record['message']}"
             assert [j.id for j in release_txn.dead(repo)] == [old.id]
             assert json.loads(old.path.read_text())["tries"] == run
         else:
-            assert record["status"] == "failed" and record["message"].endswith(f"(tried {run} times)")
+            assert (record["status"], record["rm"]) == ("failed", "rm-b")
+            assert record["message"] == f"{OTHER.model}: 503 Service Unavailable (tried {run} times)"
+            assert said[-1] == (f"the interrupted release {OTHER.model}@{OTHER.revision} failed again, {run} times: "
+                                f"{OTHER.model}: 503 Service Unavailable")
             assert release_txn.dead(repo) == [], "failed for good: no longer queued"
     assert release_score.recover_and_rescore(repo, _repro(repo), refused, log=said.append) == 0
     assert "rm-b" not in (repo / "params.yaml").read_text()
@@ -203,3 +211,86 @@ def test_the_steps_run_in_order_the_download_with_the_entry_and_the_commit_on_th
     assert _git(repo, "rev-parse", "HEAD") == head, "the checkout's branch is not moved"
     assert _git(repo, "log", "-1", "--format=%s", "releases").strip() == release_score.subject(NAME, RELEASE)
     assert out.commit == _git(repo, "rev-parse", "releases").strip()
+
+
+@pytest.mark.timeout(120)
+def test_a_release_waits_for_the_dvc_lock_says_for_whom_and_holds_it_under_its_name(repo):
+    import threading
+
+    said, waits, holders = [], [], []
+    taken, free = threading.Event(), threading.Event()
+
+    def reproduce():   # another run holding the repo
+        with repo_lock.held(repo, "dvc", "reproduce", log=lambda _: None):
+            taken.set()
+            free.wait(60)
+
+    other = threading.Thread(target=reproduce)
+    other.start()
+    assert taken.wait(30)
+
+    def on_wait(who):
+        waits.append(who)
+        free.set()
+
+    repro = _repro(repo)
+
+    def observed():
+        holders.append(repo_lock.holder(repo, "dvc"))
+        return repro()
+
+    out = release_score.score(repo, RELEASE, NAME, ENTRY, repro=observed, prefetch=_fetched, log=said.append,
+                              on_wait=on_wait)
+    other.join(30)
+    where = f"score-rm {RELEASE.model}@{RELEASE.revision}"
+    assert out.status == "scored"
+    assert said[0].startswith(f"{where}: waiting for the dvc lock, held by reproduce (pid ")
+    assert said[1] == f"{where}: got the dvc lock"
+    assert waits[0]["what"] == "reproduce" and waits[-1] is None
+    assert holders[0]["what"] == where, "the holder's note names the release"
+
+
+@pytest.mark.timeout(120)
+def test_scoring_a_release_whose_earlier_run_died_scores_it_once_here(repo):
+    """The release's own dead journal is not rescored first (its work is this run's): one commit, status scored."""
+    earlier = _dead_run(repo)
+    said = []
+    out = release_score.score(repo, RELEASE, NAME, ENTRY, repro=_repro(repo), prefetch=_fetched, log=said.append)
+    assert out.status == "scored" and sum(RELEASE.revision in s for s in _subjects(repo)) == 1
+    assert not earlier.path.exists() and release_txn.dead(repo) == []
+    assert any(line.startswith(f"rolled back the unfinished release {RELEASE.model}@") for line in said)
+
+
+@pytest.mark.timeout(120)
+def test_a_rescore_keeps_the_dead_runs_branch_and_entry(repo):
+    fetched = []
+    old = _dead_run(repo, OTHER, "rm-b", branch="releases")
+    head = _git(repo, "rev-parse", "HEAD")
+    assert release_score.recover_and_rescore(repo, _repro(repo), lambda r, e: fetched.append((r, e)),
+                                             log=lambda _: None) == 1
+    assert fetched == [(OTHER, old.entry)]
+    assert _git(repo, "rev-parse", "HEAD") == head, "committed on the dead run's branch, not the checkout's"
+    assert _git(repo, "log", "-1", "--format=%s", "releases").strip() == release_score.subject("rm-b", OTHER)
+
+
+
+@pytest.mark.timeout(120)
+def test_a_dead_download_of_a_release_scored_since_is_not_committed_again(repo):
+    release_score.score(repo, OTHER, "rm-b", {**ENTRY, "model": OTHER.model, "revision": OTHER.revision},
+                        repro=_repro(repo), prefetch=_fetched, log=lambda _: None)
+    with release_txn.Journal(repo, OTHER, "rm-b", ENTRY):   # a duplicate trigger that died downloading
+        pass
+    commits = _git(repo, "rev-list", "--count", "HEAD")
+    assert release_score.recover_and_rescore(repo, _repro(repo), _fetched, log=lambda _: None) == 1
+    assert _git(repo, "rev-list", "--count", "HEAD") == commits, "already scored: not committed again"
+    assert release_txn.dead(repo) == []
+
+
+@pytest.mark.timeout(120)
+def test_a_rescore_whose_repro_fails_is_rolled_back_and_stays_queued(repo):
+    _dead_run(repo, OTHER, "rm-b")
+    said = []
+    assert release_score.recover_and_rescore(repo, _repro(repo, rc=1), _fetched, log=said.append) == 1
+    assert "rm-b" not in (repo / "params.yaml").read_text() and len(release_txn.dead(repo)) == 1
+    assert _state(repo)[OTHER.model]["status"] == "announced"
+    assert "dvc repro failed: ERROR: failed to reproduce 'score@rm-a'" in said[-1]
