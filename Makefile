@@ -10,7 +10,7 @@ LLAMA := $(shell grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml)
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAVA_BUILD=OFF \
 	-DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/vendor/llama-cpp-lean.cmake
 
-.PHONY: run test test-fast mutate mutate-diff setup browser clean-outputs
+.PHONY: run test test-fast mutate mutate-diff setup browser clean-outputs committed-run
 
 setup: $(STAMP)
 
@@ -25,6 +25,12 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/prbench run
+
+# The committed run (dvc.lock, metrics/, plots/, report/index.html), made by a run, never patched: a fresh clone of
+# HEAD runs `make run`, and its run files are checked and copied back here (docs/determinism.md). After every
+# commit that changes what a stage depends on; then commit what it changed.
+committed-run: $(STAMP)
+	$(BIN)/prbench committed-run
 
 # Debian's chromium for the browser tests (report page, Prefect UI); apt needs root, as in CI
 browser:

@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -68,9 +69,11 @@ def llm_counters(clone: Path) -> dict[str, dict]:
     return out
 
 
-def run_logged(cmd, cwd: Path, env: dict, log: Path) -> tuple[int, float, dict[str, float]]:
-    """(rc, seconds, stage -> seconds) of one `prbench run`, its output kept in `log`."""
+def run_logged(cmd, cwd: Path, env: dict, log: Path) -> tuple[int, float, dict[str, float], float]:
+    """(rc, seconds, stage -> seconds, CPU seconds) of one `prbench run`, its output kept in `log`. The CPU seconds
+    are every process of the run that was waited for (stages, servers): far less sensitive to a shared box's load."""
     starts: list[tuple[str, float]] = []
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     with open(log, "w", encoding="utf-8") as fh:
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -81,8 +84,10 @@ def run_logged(cmd, cwd: Path, env: dict, log: Path) -> tuple[int, float, dict[s
                 starts.append((m.group(1), time.monotonic()))
         rc = proc.wait()
     end = time.monotonic()
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     per = {name: (starts[i + 1][1] if i + 1 < len(starts) else end) - t for i, (name, t) in enumerate(starts)}
-    return rc, end - t0, per
+    return rc, end - t0, per, cpu
 
 
 def main(argv=None) -> int:
@@ -106,7 +111,7 @@ def main(argv=None) -> int:
                PREFECT_HOME=str(clone / ".prefect"), XDG_CACHE_HOME=str(tmp / "xdg-cache"))
     cmd = [args.python, "-m", "flows.cli", "run"]
     print(f"main job: cold run of {rev} in {clone} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.2f})", flush=True)
-    rc, total, per = run_logged(cmd, clone, env, tmp / "run.log")
+    rc, total, per, cpu = run_logged(cmd, clone, env, tmp / "run.log")
     counters = llm_counters(clone)
     rows = []
     print(f"{'stage':34s} {'seconds':>8s} {'calls':>6s} {'hits':>5s} {'tok_in':>7s} {'tok_out':>7s} {'llm_s':>7s}")
@@ -119,11 +124,12 @@ def main(argv=None) -> int:
     llm_s = sum(c.get("latency_s", 0.0) for c in counters.values())
     print(f"{'TOTAL':34s} {total:8.1f} {calls:6d}        {'':7s} {'':7s} {llm_s:7.1f}   "
           f"(goal <= 600 s on 2 idle cores; load now {os.getloadavg()[0]:.2f})")
+    print(f"CPU seconds (every process of the run): {cpu:.1f}")
     warm = re.findall(r"prbench: \d+ stage command\(s\) ran in warm forks.*", (tmp / "run.log").read_text())
     print(warm[-1] if warm else "warm stage forks: no summary line in the run's log")
     noop = None
     if rc == 0 and not args.no_noop:
-        rc2, noop, _ = run_logged(cmd, clone, env, tmp / "noop.log")
+        rc2, noop, _, _ = run_logged(cmd, clone, env, tmp / "noop.log")
         print(f"no-op rerun: {noop:.1f} s (goal <= 10 s){'' if rc2 == 0 else f', rc {rc2}'}")
     status = subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True).stdout
     print("git status: clean" if not status.strip() else "git status: NOT clean\n" + status)
@@ -131,7 +137,7 @@ def main(argv=None) -> int:
         print(f"prbench run failed (rc {rc}); last lines of {tmp / 'run.log'}:\n"
               + "\n".join((tmp / "run.log").read_text().splitlines()[-30:]))
     if args.json:
-        Path(args.json).write_text(json.dumps({"rev": rev, "rc": rc, "total_s": round(total, 1), "noop_s": noop,
+        Path(args.json).write_text(json.dumps({"rev": rev, "rc": rc, "total_s": round(total, 1), "cpu_s": round(cpu, 1), "noop_s": noop,
                                                "calls": calls, "stages": rows, "clean": not status.strip()}, indent=1))
     if args.keep or rc:
         print(f"kept: {clone}")

@@ -20,7 +20,17 @@ Variants (the child pins nothing itself; OMP/MKL/OpenBLAS/torch threads fixed at
 On a CPU with nothing above AVX2 the pins select what the libraries pick anyway, and the ratios are 1
 within noise; the cost of leaving AVX-512 unused shows only on an AVX-512 machine (run it there).
 
+--mkl: what MKL's COMPATIBLE branch costs the torch work of a run, every other pin on, the run's thread count (2):
+  training   doctor's training, as above
+  embedding  40 profile posts through MiniLM, each alone (as the encoder does on CPU)
+  scoring    24 (context, answer) texts through the MiniLM sequence classifier, batches of 8 (score@bradley-terry)
+  causal     SmolLM2-135M in torch (rl_train's policy): 24 greedy tokens for 2 prompts, then a forward and
+             backward pass over 2 x 96 tokens
+Variants: own (MKL's own dispatch: what an unpinned AMD box runs), avx2-strict (the Intel pin before
+COMPATIBLE), compatible (the pin).
+
     python benchmarks/numerics_pins.py [--rounds 5] [--only statistics,gemm,training]
+    python benchmarks/numerics_pins.py --mkl [--rounds 3] [--only training,embedding,scoring,causal]
 """
 from __future__ import annotations
 
@@ -37,12 +47,14 @@ sys.path.insert(0, str(ROOT))
 # one thread: a kernel's cost does not hinge on it, and CPU seconds then hold up on a busy shared box
 THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PRBENCH_TORCH_THREADS": "1"}
 WORKLOADS = ("statistics", "gemm", "training")
+MKL_WORKLOADS = ("training", "embedding", "scoring", "causal")
+RUN_THREADS = {k: "2" for k in THREADS}   # the MKL comparison at a run's thread count (common.torch_threads)
 
 
 def variants() -> dict[str, dict]:
     from tasks.core import numerics
 
-    pins = {k: v for k, v in numerics.wanted("1", numerics.cpuinfo()["vendor"], flags=numerics.cpuinfo()["flags"]).items()
+    pins = {k: v for k, v in numerics.wanted("1", flags=numerics.cpuinfo()["flags"]).items()
             if k not in THREADS}
     pick = lambda *keys: {k: pins[k] for k in keys if k in pins}  # noqa: E731
     older = {"NPY_DISABLE_CPU_FEATURES": " ".join(numerics.NUMPY_ABOVE["default"]), "OPENBLAS_CORETYPE": "Sandybridge",
@@ -100,16 +112,72 @@ def training() -> float:
     return time.perf_counter() - start
 
 
+def _profile_texts(n: int) -> list[str]:
+    import json as _json
+
+    rows = _json.loads((ROOT / "data/sample/lamp_qa/Art_and_Entertainment_test.json").read_text())
+    return [it["text"] for r in rows for it in r["profile"]][:n]
+
+
+def embedding() -> float:
+    from tasks.models.encoders import Encoder
+
+    enc = Encoder("embedded:all-MiniLM-L6-v2")
+    enc.encode(["warm up"])   # the weights load outside the timing
+    start = time.perf_counter()
+    enc.encode(_profile_texts(40))
+    return time.perf_counter() - start
+
+
+def scoring() -> float:
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from tasks.models.encoders import resolve_model
+
+    path, _ = resolve_model("embedded:all-MiniLM-L6-v2")
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModelForSequenceClassification.from_pretrained(path, num_labels=1)
+    texts = _profile_texts(24)
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for i in range(0, len(texts), 8):
+            model(**tok(texts[i:i + 8], padding=True, truncation=True, max_length=512, return_tensors="pt"))
+    return time.perf_counter() - start
+
+
+def causal() -> float:
+    import tempfile as _tempfile
+
+    import torch
+
+    from tasks.downstream.rl.policy import base_folder, load_policy
+
+    with _tempfile.TemporaryDirectory() as cache:
+        folder, kwargs = base_folder({"model": "embedded:smollm2-135m"}, cache)
+        from transformers import AutoTokenizer
+
+        tok, lm = AutoTokenizer.from_pretrained(folder), load_policy(folder, kwargs)
+        prompts = tok(["What should I cook tonight?", "How do I fix a bike chain?"], return_tensors="pt", padding=True)
+        start = time.perf_counter()
+        with torch.no_grad():
+            lm.generate(**prompts, max_new_tokens=24, do_sample=False, pad_token_id=tok.eos_token_id)
+        ids = torch.randint(0, lm.config.vocab_size, (2, 96), generator=torch.Generator().manual_seed(1))
+        lm(input_ids=ids, labels=ids).loss.backward()
+        return time.perf_counter() - start
+
+
 def child(workload: str) -> None:
     cpu = time.process_time()
     seconds = globals()[workload]()
     print(json.dumps({"seconds": seconds, "cpu": time.process_time() - cpu}))
 
 
-def run_child(workload: str, env_extra: dict) -> dict:
+def run_child(workload: str, env_extra: dict, threads: dict = THREADS) -> dict:
     keep = {k: v for k, v in os.environ.items() if k not in (*variants()["all"], "PRBENCH_NUMERICS_REPLACED")}
-    env = {**keep, **THREADS, **env_extra, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
+    env = {**keep, **threads, **env_extra, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_VERBOSITY": "error", "OMP_WAIT_POLICY": "PASSIVE"}
+    if env_extra.get("MKL_CBWR") is None:
+        env.pop("MKL_CBWR", None)   # MKL's own dispatch
     done = subprocess.run([sys.executable, __file__, "--child", workload], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=900)
     if done.returncode:
@@ -122,9 +190,12 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", default=",".join(WORKLOADS))
     ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--mkl", action="store_true", help="MKL's branches on the torch work of a run")
     args = ap.parse_args()
     if args.child:
         return child(args.child)
+    if args.mkl:
+        return mkl(args.rounds, args.only.split(",") if args.only != ",".join(WORKLOADS) else list(MKL_WORKLOADS))
     from tasks.core import numerics
 
     cpu = numerics.cpuinfo()
@@ -145,6 +216,26 @@ def main() -> None:
             got = run_child(workload, chosen["all"])
             rule[n] = {k: min(rule[n][k], got[k]) for k in rule[n]}
     report("rounding", rule)
+    print(f"load {os.getloadavg()[0]:.1f} at the end")
+
+
+def mkl(rounds: int, workloads: list[str]) -> None:
+    """Each torch workload under MKL's own dispatch, the old Intel pin and the COMPATIBLE pin; rounds interleaved."""
+    from tasks.core import numerics
+
+    cpu = numerics.cpuinfo()
+    print(f"CPU: {cpu['model']} ({cpu['vendor']}); load {os.getloadavg()[0]:.1f} at start; {RUN_THREADS['MKL_NUM_THREADS']} "
+          "threads")
+    pins = variants()["all"]
+    branches = {"own": {**pins, "MKL_CBWR": None}, "avx2-strict": {**pins, "MKL_CBWR": "AVX2,STRICT"},
+                "compatible": {**pins, "MKL_CBWR": "COMPATIBLE"}}
+    for workload in workloads:
+        best = {n: {"seconds": float("inf"), "cpu": float("inf")} for n in branches}
+        for _ in range(rounds):
+            for n, env in branches.items():
+                got = run_child(workload, {k: v for k, v in env.items()}, RUN_THREADS)
+                best[n] = {k: min(best[n][k], got[k]) for k in best[n]}
+        report(workload, best)
     print(f"load {os.getloadavg()[0]:.1f} at the end")
 
 

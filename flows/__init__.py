@@ -25,11 +25,22 @@ def _torch_threads() -> str:
         return "2"
 
 
+# The environment variables the docs name, as the user set them (before the pin replaces the thread counts): a
+# value set to nonsense is one line each, before any work (flows/boundary.py; a stage command: just below).
+from tasks.core.env import problems as _env_problems  # noqa: E402
+
+ENV_PROBLEMS = _env_problems()
+if ENV_PROBLEMS and _stage_command():
+    print("\n".join(ENV_PROBLEMS), file=sys.stderr)
+    sys.exit(1)
+
 # the numerics every artifact is computed under, before anything can import torch; before the hand-off too,
-# so a stage command and the warm server it hands itself to agree on them (docs/determinism.md)
+# so a stage command and the warm server it hands itself to agree on them (docs/determinism.md). Not on an
+# environment that is refused (the command stops before any work: the pin itself reads these variables)
 from tasks.core.numerics import pin as _pin  # noqa: E402
 
-_pin(_torch_threads())
+if not ENV_PROBLEMS:
+    _pin(_torch_threads())
 
 if _stage_command() and os.environ.get("PRBENCH_WARM"):   # under `prbench run`: run in a warm fork (flows/warm.py)
     from flows.warm import hand_off

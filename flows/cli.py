@@ -9,6 +9,8 @@ from pathlib import Path
 
 import flows  # noqa: F401 - sets Prefect's environment before anything imports prefect
 from flows.score_cli import PLAIN_OPTIONS, cmd_score, score_entry  # noqa: F401 - `prbench score`, importable here
+from flows.release_cli import API_URL_SET
+from tasks.core.flags import Only, at_least, cron_arg, only, path_arg
 
 
 def cmd_run(args) -> int:
@@ -17,8 +19,9 @@ def cmd_run(args) -> int:
     from tasks.core.stage_table import read_keys
     from tasks.ops.params import load_params
 
-    # every problem of the params file, before a server starts (dvc reads params.yaml only)
+    # every problem of the params file and of the targets, before a server starts (dvc reads params.yaml only)
     params = load_params(args.params if args.no_dvc else None, complete=read_keys(), paths=read_keys())
+    refuse_run_mistakes(args, params)
     for line in notices(params):
         print(f"prbench: notice: {line}", flush=True)
     def power_warning() -> None:   # a design below 80% power says so first (cached simulation: a file read)
@@ -31,11 +34,7 @@ def cmd_run(args) -> int:
         power_warning()
         from flows.common import main
         from flows.pipeline import pipeline
-        from tasks.core.stage_table import ORDER
 
-        if args.until and args.until not in ORDER:
-            print(f"--until {args.until}: not a stage (one of {', '.join(ORDER)})", file=sys.stderr)
-            return 2
         return main(pipeline, params_path=args.params, until=args.until)
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
@@ -64,6 +63,24 @@ def cmd_run(args) -> int:
     return rc
 
 
+def refuse_run_mistakes(args, params: dict) -> None:
+    """The targets, --until, the project's dvc.yaml and DVC's lock (another run in this project), before a server
+    starts: one line each (DVC would say them after)."""
+    from tasks.core.dag import target_problems
+    from tasks.core.errors import ConfigError, did_you_mean
+    from tasks.core.stage_table import ORDER
+    from tasks.ops.repo_lock import dvc_lock_problem
+
+    problems = target_problems(args.targets, params)
+    if args.until and args.until not in ORDER:
+        problems.append(f"--until: {did_you_mean(args.until, ORDER)}")
+    if not args.no_dvc and not Path("dvc.yaml").is_file():
+        problems.append(f"dvc.yaml: not in {Path.cwd()}: run `prbench run` from the project's root folder")
+    held = None if args.no_dvc or problems else dvc_lock_problem(Path.cwd())
+    if problems or held:
+        raise ConfigError("\n".join([*problems, *([held] if held else [])]))
+
+
 def stage_engine(scale: dict, jobs: int | None) -> tuple[int, list[str]]:
     """(stages at a time, tasks.ops.dvc_jobs's engine arguments): --jobs, else scale.jobs; the stage commands run
     on scale.task_runner's engine when it is dask (at scale.address, else a temporary local cluster of that many
@@ -77,12 +94,6 @@ def stage_engine(scale: dict, jobs: int | None) -> tuple[int, list[str]]:
         print(f"prbench: notice: scale.task_runner: {scale['task_runner']} runs chunks; the {jobs} stage commands at "
               "a time run in local threads (stages on a cluster: dask)", flush=True)
     return jobs, []
-
-
-def at_least_one(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: a whole number of stages at a time, 1 or more")
-    return int(text)
 
 
 def cmd_validate(args) -> int:
@@ -108,9 +119,15 @@ def cmd_serve(args) -> int:
     rel = load_params(complete=keys, paths=keys)["releases"]   # the whole file checked before a server starts
     url, local = os.environ.get("PREFECT_API_URL"), None
     if not url:
-        url = f"http://127.0.0.1:{args.port or rel['port']}/api"
+        port = args.port or rel["port"]
+        url = f"http://127.0.0.1:{port}/api"
         if not srv.healthy(url):   # else: a server this project started earlier is still up; use it
-            local = srv.start(port=args.port or rel["port"])
+            if srv.port_in_use(port):
+                from tasks.core.errors import ConfigError
+
+                raise ConfigError(f"{'--port' if args.port else 'releases.port'}: {port} on 127.0.0.1 is in use by "
+                                  "something that is not a Prefect server; pick another (--port P) or stop what runs there")
+            local = srv.start(port=port)
         os.environ.update(PREFECT_API_URL=url, PREFECT_UI_URL=url.removesuffix("/api"))   # before Prefect loads
     print(f"prbench: Prefect UI at {url.removesuffix('/api')} (deployments reproduce, watch-releases, score-rm; "
           "Ctrl-C stops serving, schedules stay active). From this folder: `prbench release check` runs the "
@@ -166,18 +183,42 @@ def cmd_params(args) -> int:
     return 1 if bad else 0
 
 
+def _add_module_commands(sub) -> None:
+    """The subcommands their own modules declare (each module's add_parser)."""
+    from tasks.downstream.correlation.diff import add_parser as add_diff
+    from flows.release_cli import add_parser as add_release
+    from tasks.ops import committed_run, human_eval_cli, power_cli
+    from tasks.ops.doctor import add_parser as add_doctor
+    from tasks.ops.report.cli import add_parser as add_report
+
+    for add in (add_diff, add_release, add_report, add_doctor, human_eval_cli.add_parser, power_cli.add_parser,
+                committed_run.add_parser):
+        add(sub)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="prbench", description="Personalized reward-model benchmark.")
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the whole DAG (dvc repro, with a local Prefect server)")
     run.add_argument("targets", nargs="*", help="dvc stages to reproduce (default: all)")
     run.add_argument("--no-dvc", action="store_true", help="run the Prefect pipeline in-process instead")
-    run.add_argument("--params", default=None, help="params file for --no-dvc (default params.yaml)")
-    run.add_argument("--jobs", type=at_least_one, default=None, metavar="N",
+    run.add_argument("--params", default=None, type=path_arg("file", "--params"),
+                     help="params file for --no-dvc (default params.yaml; dvc repro reads params.yaml only)")
+    run.add_argument("--jobs", type=at_least(1, "a whole number of stages at a time"), default=None, metavar="N",
                      help="run up to N ready stages at a time (default scale.jobs, 1: dvc repro); same dvc.lock and "
                           "outputs")
     run.add_argument("--until", default=None, metavar="STAGE", help="with --no-dvc: stop after this stage")
     run.set_defaults(func=cmd_run)
+    only(run, Only("params", "--params", lambda a: a.no_dvc or _same_file(a.params, "params.yaml"),
+                   "`prbench run` runs dvc repro, which reads params.yaml only (DVC tracks that file's values)",
+                   "copy {value} over params.yaml, set single values with `dvc exp run -S key=value`, or add --no-dvc "
+                   "to run it in one process without DVC"),
+         Only("until", "--until", lambda a: a.no_dvc, "only with --no-dvc",
+              "with DVC name the stage instead: `prbench run {value}` runs it and the stages it needs"),
+         Only("targets", "{value}", lambda a: not a.no_dvc, "--no-dvc runs the whole pipeline and takes no stage names",
+              "drop --no-dvc to run them with dvc repro, or stop after one with --no-dvc --until STAGE"),
+         Only("jobs", "--jobs", lambda a: not a.no_dvc, "sets how many dvc stages run at a time, and --no-dvc runs no "
+              "dvc", "drop --no-dvc, or --jobs"))
     val = sub.add_parser("validate", help="check a LaMP-QA file or folder; exit 1 on any problem")
     val.add_argument("path")
     val.add_argument("--layout", default="auto", choices=["auto", "lamp_qa", "rewardbench"])
@@ -186,38 +227,39 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_score(sub)
     srv = sub.add_parser("serve", help="a Prefect server + deployments: scheduled dvc repro, new RMs scored on release")
-    srv.add_argument("--cron", default=None, help="reproduce's schedule (default params releases.reproduce_cron)")
-    srv.add_argument("--watch-cron", default=None, help="the release watcher's schedule (default releases.watch_cron)")
-    srv.add_argument("--port", type=int, default=None, help="local server port (default releases.port)")
+    srv.add_argument("--cron", default=None, type=cron_arg("--cron"),
+                     help="reproduce's schedule (default params releases.reproduce_cron)")
+    srv.add_argument("--watch-cron", default=None, type=cron_arg("--watch-cron"),
+                     help="the release watcher's schedule (default releases.watch_cron)")
+    srv.add_argument("--port", type=at_least(1, "a port", 65535), default=None,
+                     help="local server port (default releases.port)")
     srv.set_defaults(func=cmd_serve)
+    only(srv, API_URL_SET)
     dg = sub.add_parser("dag", help="dvc.yaml from the stage table: --write it, or check it is current (default)")
     dg.add_argument("--write", action="store_true", help="write dvc.yaml (atomic)")
     dg.add_argument("--outputs", action="store_true", help="list every stage's outputs (per-RM ones as globs)")
     dg.set_defaults(func=cmd_dag)
+    only(dg, Only("write", "--write", lambda a: not a.outputs, "--outputs lists the outputs and writes nothing",
+                  "run `prbench dag --write` on its own"))
     pa = sub.add_parser("params", help="check params files against the schema, or --doc: every key documented")
-    pa.add_argument("files", nargs="*", help="params files (default params.yaml)")
+    pa.add_argument("files", nargs="*", help="params files (default params.yaml)")   # each one's problems said
     pa.add_argument("--doc", action="store_true", help="print every key with its type, default and doc")
     pa.set_defaults(func=cmd_params)
-    from tasks.downstream.correlation.diff import add_parser as add_diff
-    from flows.release_cli import add_parser as add_release
-    from tasks.ops import human_eval_cli, power_cli
-    from tasks.ops.doctor import add_parser as add_doctor
-    from tasks.ops.report.cli import add_parser as add_report
-
-    for add in (add_diff, add_release, add_report, add_doctor, human_eval_cli.add_parser, power_cli.add_parser):
-        add(sub)
+    only(pa, Only("files", "{value}", lambda a: not a.doc, "--doc prints the schema, whatever a file holds",
+                  "check the files without --doc"))
+    _add_module_commands(sub)
     return ap
 
 
-def main(argv=None) -> int:
-    from tasks.core.errors import ConfigError, DataError, DataErrors
+def _same_file(a: str | None, b: str) -> bool:
+    return a is not None and Path(a).resolve() == Path(b).resolve()
 
-    args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except (ConfigError, DataError, DataErrors) as exc:   # a user's input: one line per problem, no traceback
-        print(str(exc), file=sys.stderr)
-        return 1
+
+def main(argv=None) -> int:
+    """`prbench ...`: every command inside the one error boundary (flows/boundary.py)."""
+    from flows.boundary import run_command
+
+    return run_command(build_parser(), argv)
 
 
 if __name__ == "__main__":

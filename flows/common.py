@@ -14,12 +14,11 @@ from prefect.states import Failed
 from tasks.core import stage_table as stages
 from tasks.core.artifacts import file_hash, tree_hash
 from tasks.core.codedeps import code_files
-from tasks.core.errors import ConfigError, DataError, DataErrors
-from tasks.core.schemas import SchemaMismatch
+from tasks.core.errors import ConfigError, UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = TASK_SOURCE + INPUTS
-USER_ERRORS = (DataError, DataErrors, ConfigError, SchemaMismatch)
+USER_ERRORS = (UserError,)   # data, params, schemas, flags: never retried, one line each (flows/boundary.py)
 INVALID_INPUT = "InvalidInput"   # state name of a failure that retrying cannot fix
 
 

@@ -6,6 +6,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tasks.core.flags import Only, at_least, name_arg, only
+
+# serve and release use PREFECT_API_URL's server when it is set: then --port would be ignored
+API_URL_SET = Only("port", "--port", lambda a: not os.environ.get("PREFECT_API_URL"),
+                   "PREFECT_API_URL is set ({env[PREFECT_API_URL]}): that server is used and none on a port of its own",
+                   "unset PREFECT_API_URL to use the one on --port")
+
 
 def api_url(port: int | None = None) -> str:
     if os.environ.get("PREFECT_API_URL"):
@@ -81,7 +88,11 @@ def status_lines(root: str | Path = ".") -> list[str]:
     for j in dead:
         out.append(f"{'interrupted':<11} {j.name} = {j.release.model}@{j.release.revision}: its run died; the next "
                    "score-rm or `prbench serve` start rolls it back and scores it again")
-    for w in repo_lock.waiters(root):
+    try:
+        waiting = repo_lock.waiters(root)
+    except Exception:   # not a git repo
+        waiting = []
+    for w in waiting:
         out.append(f"{'queued':<11} {w['what']}: waits for {repo_lock.describe(w.get('for'))}")
     return out or ["no releases registered"]
 
@@ -116,9 +127,12 @@ def add_parser(sub) -> None:
     check = rsub.add_parser("check", help="run the release watcher now")
     score = rsub.add_parser("score", help="score one model now: MODEL[@REV] (a Hub id, or a folder with --source local)")
     score.add_argument("model", metavar="MODEL[@REV]")
-    score.add_argument("--name", default="", help="its name under scoring.rms (default: from the model)")
+    score.add_argument("--name", default=None, type=name_arg("--name"),
+                       help="its name under scoring.rms (default: from the model)")
     score.add_argument("--source", default="hub", choices=["hub", "local"])
     rsub.add_parser("status", help="registered, running, queued and interrupted releases (with reasons)")
     for p in (check, score):
-        p.add_argument("--port", type=int, default=None, help="serve's server port (default releases.port)")
+        p.add_argument("--port", type=at_least(1, "a port", 65535), default=None,
+                       help="serve's server port (default releases.port)")
+        only(p, API_URL_SET)
     rel.set_defaults(func=cmd_release)

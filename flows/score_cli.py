@@ -11,13 +11,15 @@ AT_LEAST_ONE = ("limit", "batch_size", "max_length")
 
 
 def add_parser(sub) -> None:
+    from tasks.core.flags import name_arg, path_arg
     from tasks.models.rms.registry import KINDS
     from tasks.stages.benchmarks import BENCHMARKS
 
     sc = sub.add_parser("score", help="score one RM on pairs, a released-benchmark layout or a hub id")
     sc.add_argument("--model", help="HF id or local path (kinds that load a model)")
     sc.add_argument("--kind", default="seq-cls", help=f"an RM kind: {', '.join(KINDS.names())}")
-    sc.add_argument("--name", help="name in the outputs (default: the model's folder name)")
+    sc.add_argument("--name", type=name_arg("--name", stage=False), help="name in the outputs (default: the model's "
+                                                                          "folder name)")
     sc.add_argument("--data", help="pairs Parquet (default data/pairs/selected.parquet), released-benchmark files, or a hub id")
     sc.add_argument("--strategy", default=None, help="comma list of none,raw_profile,planner,oracle (default "
                                                      f"{','.join(DEFAULT_STRATEGIES)}; another benchmark: all it scores)")
@@ -36,9 +38,10 @@ def add_parser(sub) -> None:
                     help="what the RM is shown and how (default: the params' common.fidelity): corrected "
                          "(prbench) | release (the authors' release, bugs included: docs/paper-setting.md)")
     sc.add_argument("--data-revision", metavar="REV", help="--benchmark from the hub: the dataset's branch, tag or sha")
-    sc.add_argument("--out", help="output folder (default results/<benchmark>/<name>)")
-    sc.add_argument("--params", default=None, help="params file (default: the project's params.yaml, found from "
-                                                   "here up; outside a project the shipped defaults)")
+    sc.add_argument("--out", type=path_arg("new_folder", "--out"), help="output folder (default results/<benchmark>/<name>)")
+    sc.add_argument("--params", default=None, type=path_arg("file", "--params"),
+                    help="params file (default: the project's params.yaml, found from here up; outside a project the "
+                         "shipped defaults)")
     sc.set_defaults(func=cmd_score)
 
 
@@ -102,8 +105,9 @@ def which_benchmark(args) -> str | None:
     elif args.data:
         found = detect(args.data)
         benchmark = found if found != OURS else None
-    if args.subset is not None and not benchmark:
-        raise ConfigError("--subset: only with another benchmark (--benchmark NAME, or --data in its layout)")
+    for flag, given in (("--subset", args.subset), ("--data-revision", getattr(args, "data_revision", None))):
+        if given is not None and not benchmark:   # our pairs are a local file: no subsets, no hub revision
+            raise ConfigError(f"{flag}: only with another benchmark (--benchmark NAME, or --data in its layout)")
     if args.subset is not None:   # the publisher's list, where the importer knows it: before any data is read
         from tasks.ops.params_data import unknown_subset
         from tasks.stages.benchmarks import BENCHMARKS
@@ -143,7 +147,8 @@ def cmd_score(args) -> int:
         else:
             print(quick_score(params, entry=entry, name=name, data=args.data, out=out, limit=args.limit, source=source,
                               strategies=strategies or list(DEFAULT_STRATEGIES), fidelity=args.fidelity))
-    except ConfigError as exc:   # the RM's model that does not load, as the flag that named it
-        raise ConfigError(str(exc).replace(f"scoring.rms.{name}.model:", "--model:")) from None
+    except ConfigError as exc:   # the RM's model (or another option, e.g. dpo's ref_model) as the flag that named it
+        raise ConfigError(str(exc).replace(f"scoring.rms.{name}.model:", "--model:")
+                          .replace(f"scoring.rms.{name}.", "--option ")) from None
     print(f"prbench: per-item scores and {results.FILE} under {out}/ (params: {source})")
     return 0

@@ -36,7 +36,7 @@ def healthy(api_url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{api_url}/health", timeout=2) as r:
             return r.status == 200
-    except OSError:
+    except (OSError, ValueError):   # ValueError: not a URL urllib can open
         return False
 
 
@@ -89,7 +89,9 @@ def start(home: str | Path | None = None, port: int | None = None, timeout: floa
     home.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
     if port_in_use(port):
-        raise RuntimeError(f"port {port} on 127.0.0.1 is in use; pick another (--port) or stop what runs there")
+        from tasks.core.errors import ConfigError
+
+        raise ConfigError(f"port {port} on 127.0.0.1 is in use; pick another (--port) or stop what runs there")
     url = f"http://127.0.0.1:{port}/api"
     log = home / "server.log"
     env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_API_URL": url, "PREFECT_UI_API_URL": url,

@@ -52,6 +52,18 @@ def pytest_collection_modifyitems(config, items):
         raise pytest.UsageError("slow tests without their own @pytest.mark.timeout(seconds): " + ", ".join(unsized))
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Tell tests/browser.py which test runs, so a fast test that opens Chromium fails with the reason."""
+    from tests import browser
+
+    browser.RUNNING.append(item)
+    try:
+        return (yield)
+    finally:
+        browser.RUNNING.remove(item)
+
+
 class Deadline:
     """What is left of a test's own time limit, for the waits inside it: each gives up before
     pytest-timeout ends the test, with its own message (what it waited for, a log)."""

@@ -38,8 +38,9 @@ AVX2_ONLY = {"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR", "OPENBL
 # kernels every x86-64 machine at the floor can run and the pins do not use
 OTHER_KERNELS = {"NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",   # numpy's baseline loops
                  "OPENBLAS_CORETYPE": "Sandybridge",                                   # AVX, no FMA
-                 "ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41", "DNNL_MAX_CPU_ISA": "SSE41"}
-SWITCHES = sorted({*AVX2_ONLY, *OTHER_KERNELS, *numerics.ISA_PINS, *numerics.THREAD_VARS, "MKL_CBWR",
+                 "ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41", "DNNL_MAX_CPU_ISA": "SSE41",
+                 "MKL_CBWR": "AUTO", "MKL_DYNAMIC": "TRUE"}                            # MKL's own ISA dispatch
+SWITCHES = sorted({*AVX2_ONLY, *OTHER_KERNELS, *numerics.ISA_PINS, *numerics.THREAD_VARS, *numerics.MKL_PINS,
                    numerics.REPLACED_ENV, numerics.SAID_ENV})
 LADDER = [f"ladder-{i:02d}" for i in range(6)]          # the primary test's RMs (correlation.primary.rms)
 # 34 more: OpenBLAS's dot kernels differ from 32 elements on (fewer RMs go through the same scalar tail)
@@ -138,7 +139,7 @@ def test_statistics_and_training_give_this_machines_bytes_under_another_cpus_ker
         assert not differ, f"{name}: these outputs differ from this machine's own: {differ}"
         for stage, record in got["records"].items():
             _pinned_kernels(record)
-            replaced = {k: v for k, v in switches.items() if v != numerics.ISA_PINS[k]}
+            replaced = {k: v for k, v in switches.items() if v != {**numerics.ISA_PINS, **numerics.MKL_PINS}[k]}
             assert record["replaced"] == replaced, (name, stage)   # the user sees what the pins overrode
     for stage, record in mine["records"].items():
         _pinned_kernels(record)

@@ -81,3 +81,14 @@ def test_both_orders_report_the_position_bias_too():
     assert micro["position_a_rate"] == 1.0 and micro["ties"] == 10, "pure position bias cancels to ties"
     assert _micro(score_rows(_rm(False, True), "personalised", "none", PAIRS[:10], QUESTIONS, CONTEXT))[
         "position_a_rate"] == 0.5
+
+
+def test_two_pairs_of_one_question_are_placed_each_by_its_own_coin():
+    """Keyed by the pair, not the question: a question's second pair (another rejected answer) is placed
+    independently of its first, so about half of the questions show their two pairs on different sides."""
+    rm = _rm(False, False)
+    firsts = [PairInput(p["question_id"], QUESTIONS[p["question_id"]]["question"], "", p["chosen"], p["rejected"])
+              for p in PAIRS]
+    seconds = [PairInput(p.question_id, p.question, "", p.chosen, p.rejected + " (another)") for p in firsts]
+    differ = sum(rm.chosen_shown_second(a) != rm.chosen_shown_second(b) for a, b in zip(firsts, seconds))
+    assert 0.35 * len(PAIRS) < differ < 0.65 * len(PAIRS), differ

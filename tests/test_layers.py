@@ -120,7 +120,8 @@ def test_the_warm_client_imports_nothing_heavy():
              "print(' '.join(sorted(m if m.startswith('tasks') else m.split('.')[0] for m in sys.modules)))")
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=_env(), capture_output=True, text=True,
                          timeout=60, check=True)
-    pins = {"tasks", "tasks.core", "tasks.core.numerics"}   # stdlib only: the numerics, pinned before the hand-off
+    # stdlib only: the numerics, pinned before the hand-off, and the environment check before them (and its path kinds)
+    pins = {"tasks", "tasks.core", "tasks.core.numerics", "tasks.core.env", "tasks.core.paths"}
     loaded = set(out.stdout.split())
     heavy = {m for m in loaded if m.startswith("tasks") and m not in pins}
     heavy |= loaded & {"prefect", "torch", "transformers", "pyarrow", "pandas", "pydantic"}

@@ -50,7 +50,7 @@ MISTAKES = {   # what a user typed -> the one line they get
                                         "params.yaml: ingest.path: no such file or folder 'data/sample/rewardbnech' "
                                         "(did you mean 'data/sample/rewardbench'?)"),
     "a misspelt prompt file": (_edit("prompt: prompts/planner.txt", "prompt: prompts/planer.txt"),
-                               "params.yaml: rubrics.prompt: no such file or folder 'prompts/planer.txt' (did you mean "
+                               "params.yaml: rubrics.prompt: no such file 'prompts/planer.txt' (did you mean "
                                "'prompts/planner.txt'?)"),
     "context_k above k": (_edit("  context_k: 4 ", "  context_k: 12"),
                           "params.yaml: profiles.context_k: 12 is more than profiles.k (10): the profile text RMs see: "

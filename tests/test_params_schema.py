@@ -46,7 +46,7 @@ MISTAKES = {   # what a user wrote -> the one line they get
                                  "params.yaml: scoring.rms.j.llm: required for kind 'judge-pairwise'"),
     "an RM option of the wrong type": (lambda p: p["scoring"]["rms"]["bradley-terry"].update(max_length="abc"),
                                        "params.yaml: scoring.rms.bradley-terry.max_length: 'abc' is not allowed: "
-                                       "an integer or null"),
+                                       "an integer >= 1 or null"),
     "an LLM name that is not one": (lambda p: p["rubrics"].update(llm="smolm2"),
                                     "params.yaml: rubrics.llm: 'smolm2' is not a name under llms (did you mean "
                                     "'smollm2'?); valid: gemini-flash, local-openai, smollm2"),
@@ -149,7 +149,7 @@ def _cli(capsys, *argv) -> tuple[int, str]:
 
 def test_score_option_values_are_type_checked_as_flags(capsys):
     rc, err = _cli(capsys, "score", "--kind", "seq-cls", "--model", "x", "--option", "max_length=abc")
-    assert rc == 1 and err == "--option max_length: 'abc' is not allowed: an integer or null"
+    assert rc == 1 and err == "--option max_length: 'abc' is not allowed: an integer >= 1 or null"
     rc, err = _cli(capsys, "score", "--kind", "seq-cls", "--option", "max_lenght=512")
     assert rc == 1 and err.startswith("--option max_lenght: not an option of kind 'seq-cls' (did you mean 'max_length'?)")
     rc, err = _cli(capsys, "score", "--kind", "length-longer", "--option", "oops")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tasks.core import numerics
 from tasks.ops.params import load_params
 from tasks.ops.report import build, provenance
@@ -30,6 +32,8 @@ def test_the_dvc_page_shows_the_pins_and_not_the_machine(tmp_path):
     assert provenance.machine_records(tmp_path)[0]["label"] == "train_rm"
 
 
+@pytest.mark.slow   # Chromium: `make browser` is part of `make test` only
+@pytest.mark.timeout(120)
 def test_prbench_reports_page_shows_each_stage_machine_in_a_browser(tmp_path):
     import scipy.stats  # noqa: F401 - its OpenBLAS, as in a stage that computed with it
     import torch  # noqa: F401

@@ -9,7 +9,7 @@ import yaml
 from tasks.core import layout
 from tasks.stages import leaderboard
 from tasks.core.artifacts import read_table, write_table
-from tasks.core.rm_labels import labels, shares_encoder_with, shares_llm_with
+from tasks.core.rm_labels import implicit_reward, labels, shares_encoder_with, shares_llm_with
 from tests.conftest import ROOT
 
 QWEN = {"backend": "openai", "model": "Qwen/Qwen2.5-32B-Instruct"}
@@ -62,7 +62,7 @@ def test_the_leaderboard_carries_the_labels(tmp_path):
     assert micro["judge"]["shares_llm_with"] == "bon.judge" and micro["other"]["shares_llm_with"] == ""
     assert micro["bradley-terry"]["in_distribution"] and not micro["other"]["in_distribution"]
     assert metrics["labels"]["judge"] == {"shares_llm_with": ["bon.judge"], "shares_encoder_with": [],
-                                          "in_distribution": False}
+                                          "in_distribution": False, "implicit_reward": ""}
     assert json.loads((tmp_path / layout.LEADERBOARD["metrics"]).read_text())["labels"]["bradley-terry"][
         "in_distribution"] is True
     table = leaderboard.format_table(rows)
@@ -124,3 +124,30 @@ def test_an_rm_on_the_embedding_judges_encoder_is_flagged():
     assert shares_encoder_with(p)["contriever"] == ["pairs.judge"], "the pair filter is a judge too"
     p["bon"]["judge"] = {"kind": "llm", "llm": "qwen"}
     assert shares_encoder_with(p)["sim"] == [], "an LLM judge shares no encoder"
+
+
+def test_a_dpo_rm_is_labelled_an_implicit_reward_with_its_reference(tmp_path):
+    """Its numbers are log-probability ratios against a reference (or a bare log-probability): the board says which,
+    in the parquet, the metrics and the text table; every other kind carries ''."""
+    rms = {"zephyr": {"kind": "dpo", "model": "org/zephyr-dpo", "ref_model": "org/zephyr-sft"},
+           "simpo": {"kind": "dpo", "model": "org/simpo", "normalize": "mean"}, "hub": {"kind": "seq-cls", "model": "m"}}
+    assert {rm: implicit_reward(e) for rm, e in rms.items()} == {
+        "zephyr": "DPO vs org/zephyr-sft", "simpo": "DPO, reference-free, mean per token", "hub": ""}
+    p = {**params(scoring__rms=rms), "common": {"seed": 1}, "leaderboard": LB}
+    inputs = {rm: str(write_table(_scores(rm, e["kind"]), tmp_path / f"{rm}.parquet", "scores")) for rm, e in rms.items()}
+    out = {k: str(tmp_path / v) for k, v in layout.LEADERBOARD.items()}
+    metrics = leaderboard.run(p, inputs, out)
+    micro = {r["rm"]: r for r in read_table(out["leaderboard"], "leaderboard").to_pylist() if r["domain"] == "micro"}
+    assert {rm: r["implicit_reward"] for rm, r in micro.items()} == {
+        "zephyr": "DPO vs org/zephyr-sft", "simpo": "DPO, reference-free, mean per token", "hub": ""}
+    assert metrics["labels"]["zephyr"]["implicit_reward"] == "DPO vs org/zephyr-sft"
+    table = leaderboard.format_table(list(micro.values()))
+    assert "zephyr [implicit reward: DPO vs org/zephyr-sft]" in table and "\nhub " in table
+    from tasks.ops.report import board
+
+    rows = read_table(out["leaderboard"], "leaderboard")
+    page = board.leaderboard(rows.to_pylist(), rows.column_names, metrics)
+    names = {r["rm"]: r["cells"][0]["text"] for r in page["rows"]}
+    assert names == {"zephyr": "zephyr (implicit reward)", "simpo": "simpo (implicit reward)", "hub": "hub"}
+    column = [h["key"] for h in page["head"]].index("implicit_reward")
+    assert {r["rm"]: r["cells"][column]["text"] for r in page["rows"]}["zephyr"] == "DPO vs org/zephyr-sft"

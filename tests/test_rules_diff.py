@@ -118,7 +118,9 @@ def _cli(monkeypatch, raw, argv):
     ap = argparse.ArgumentParser(prog="prbench")
     D.add_parser(ap.add_subparsers(dest="command", required=True))
     args = ap.parse_args(["diff", *argv])
-    return args.func(args), seen
+    from flows.boundary import guarded   # what `prbench` runs a command in: a user's mistake is its one line
+
+    return guarded(lambda: args.func(args)), seen
 
 
 RAW = {H.LEADERBOARD: {"rms.a.none.micro.accuracy": {"old": 0.5, "new": 0.6, "diff": 0.1},

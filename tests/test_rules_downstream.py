@@ -309,6 +309,14 @@ def test_reward_change_is_the_last_quarter_minus_the_first_with_a_bootstrap_over
     assert got["ci_low"] < 7.0 < got["ci_high"] and got["excludes_zero"] is True
     flat = reward_change(_steps([[1.0, -1.0]] * 4), np.random.default_rng(1), b=300)
     assert flat["change"] == 0.0 and flat["excludes_zero"] is False
+    # updates with failed rollouts hold fewer finite rewards: a window pools its rollouts (7 / 4 and 15 / 4),
+    # it does not average its updates' means ((1 + 4) / 2 and (1 + 14 / 3) / 2)
+    uneven = reward_change(_steps([[0.0, 0.0, 3.0], [4.0], [0.0], [0.0], [0.0], [0.0], [1.0], [6.0, 4.0, 4.0]]),
+                           np.random.default_rng(0), b=50)
+    assert (uneven["window_updates"], uneven["first"], uneven["last"], uneven["change"]) == (2, 1.75, 3.75, 2.0)
+    assert uneven["rollouts"] == [4, 4]
+    for n in (6, 7):   # a quarter of the updates rounded down: 1, not 2
+        assert reward_change(_steps([[1.0]] * n), np.random.default_rng(0), b=20)["window_updates"] == 1
 
 
 def test_the_grpo_reward_function_reads_the_last_message_and_is_named_rm():

@@ -17,8 +17,9 @@ from tests.figures import figure_data
 from tests.test_leaderboard import EXACT_B, SEED, exact_ci, outcomes, score
 
 P = {"tie_policy": "strict", "bootstrap": 200, "ci": 0.95, "split": "test", "heatmap_strategy": "none"}
-LABELS = {"shares_llm_with": "bon.judge, pairs.judge", "shares_encoder_with": "", "in_distribution": True}
-NO_LABELS = {"shares_llm_with": "", "shares_encoder_with": "", "in_distribution": False}
+LABELS = {"shares_llm_with": "bon.judge, pairs.judge", "shares_encoder_with": "", "in_distribution": True,
+          "implicit_reward": ""}
+NO_LABELS = {"shares_llm_with": "", "shares_encoder_with": "", "in_distribution": False, "implicit_reward": ""}
 
 
 def rows_for(scores, labels=None, **p):
@@ -119,8 +120,9 @@ def test_metrics_fields_by_hand():
         "position_bias": 0.5, "position_a_rate": round(2 / 3, 4), "score_dtype": "bfloat16",
         "within_resolution": 1}   # 1.5 vs 1.46875: 1/32 <= 8 bf16 ulps of 1.5 (1/16)
     assert m["labels"] == {"j": {"shares_llm_with": ["bon.judge", "pairs.judge"], "shares_encoder_with": [],
-                                 "in_distribution": True},
-                           "r": {"shares_llm_with": [], "shares_encoder_with": [], "in_distribution": False}}
+                                 "in_distribution": True, "implicit_reward": ""},
+                           "r": {"shares_llm_with": [], "shares_encoder_with": [], "in_distribution": False,
+                                 "implicit_reward": ""}}
     assert set(m["chance"]["tests"]) == {"planner"}, "the random RM is a null baseline, not a contestant"
     assert list(m["chance"]["tests"]["planner"]["rms"]) == ["j"] and "adjacent" in m
 

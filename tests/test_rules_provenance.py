@@ -161,10 +161,11 @@ def test_the_numerics_section_states_the_pins_and_only_a_reports_own_machines():
     plain = PV.numerics(None)
     assert plain["machines"] is None and plain["mixed"] is False and plain["mixed_kernels"] is False
     assert plain["decimals"] == DECISION_DECIMALS and plain["floor"] == " + ".join(f.upper() for f in pins.FLOOR)
-    assert [p["var"] for p in plain["pins"]] == [*pins.ISA_PINS, "MKL_CBWR", " / ".join(pins.THREAD_VARS)]
+    assert [p["var"] for p in plain["pins"]] == [*pins.ISA_PINS, "MKL_CBWR", "MKL_DYNAMIC", " / ".join(pins.THREAD_VARS)]
     assert plain["pins"][-1]["value"] == "common.torch_threads"
     values = {p["var"]: p["value"] for p in plain["pins"]}
-    assert values["MKL_CBWR"] == f"{pins.MKL_BRANCH} on Intel CPUs; MKL's own dispatch on others"
+    assert values["MKL_CBWR"] == "COMPATIBLE (one MKL code path on Intel and AMD alike)"
+    assert values["MKL_DYNAMIC"] == "FALSE"
     assert values["OPENBLAS_CORETYPE"] == "Haswell (numpy's and scipy's OpenBLAS; where the CPU has AVX2 + FMA)"
     machines = [record("train_rm"), record("score@a", cap="AVX512", dispatch=("X86_V3", "X86_V4")),
                 record("score@b", dispatch=None), {k: v for k, v in record("x").items() if k != "label"}]

@@ -96,17 +96,38 @@ def test_default_page_names_are_safe_file_names_under_results():
 
 
 def test_more_than_two_revisions_is_refused_in_one_line(capsys, monkeypatch):
+    from flows.cli import main
+
     monkeypatch.setattr(cli, "page", lambda a: pytest.fail("no work before the check"))
-    assert cli.cmd_report(args(compare=["a", "b", "c"])) == 2
-    assert capsys.readouterr().err == "prbench report --compare: one or two revisions (REV [REV2])\n"
+    assert main(["report", "--compare", "a", "b", "c"]) == 1
+    assert capsys.readouterr().err == "--compare: one or two revisions (REV [REV2]), got 3\n"
 
 
 def test_a_config_error_is_one_line_and_exit_1_with_no_page_written(capsys, monkeypatch, tmp_path):
+    from flows.cli import main
+
     def fail(a):
         raise ConfigError("params.yaml: scoring.rms: missing")
     monkeypatch.setattr(cli, "page", fail)
-    assert cli.cmd_report(args(out=str(tmp_path / "r.html"))) == 1
+    assert main(["report", "--out", str(tmp_path / "r.html")]) == 1
     assert capsys.readouterr().err == "params.yaml: scoring.rms: missing\n" and not (tmp_path / "r.html").exists()
+
+
+def test_out_and_params_must_be_a_file_and_params_is_for_the_run_page(capsys, monkeypatch, tmp_path):
+    """A folder given as the page to write, a params file that is not there, or --params beside --compare (each
+    version's page reads its own params.yaml): one line naming the flag, before any page is built."""
+    from flows.cli import main
+
+    monkeypatch.setattr(cli, "page", lambda a: pytest.fail("no work before the check"))
+    (tmp_path / "p.yaml").write_text("{}")
+    for argv, line in ((["--out", str(tmp_path)], f"--out: '{tmp_path}' is a folder, not a file"),
+                       (["--params", str(tmp_path / "q.yaml")], f"--params: no such file '{tmp_path / 'q.yaml'}' (did you mean "
+                                                                f"'{tmp_path / 'p.yaml'}'?)"),
+                       (["--compare", "v1", "--params", str(tmp_path / "p.yaml")],
+                        "--params: only for the run page: --compare builds each version's page from its own params.yaml; "
+                        "drop --params, or --compare")):
+        assert main(["report", *argv]) == 1
+        assert capsys.readouterr().err.splitlines() == [line]
 
 
 def test_the_page_is_written_where_asked_and_its_size_said(capsys, monkeypatch, tmp_path):
@@ -129,7 +150,9 @@ def test_compare_reads_rev2_or_the_workspace(monkeypatch):
     assert calls == [("v1", None, "prbench: v1 vs workspace"), ("v1", "v2", "prbench: v1 vs v2")]
 
 
-def test_the_parser_takes_compare_out_and_params_with_their_help():
+def test_the_parser_takes_compare_out_and_params_with_their_help(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.yaml").write_text("{}")
     top = argparse.ArgumentParser(prog="prbench")
     cli.add_parser(top.add_subparsers())
     a = top.parse_args(["report", "--compare", "v1", "v2", "--out", "x.html", "--params", "p.yaml"])

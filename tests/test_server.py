@@ -162,7 +162,8 @@ def test_prbench_run_no_dvc_runs_the_pipeline_in_process(tmp_path, seed_prefect_
     assert "Prefect server at" not in proc.stdout
     bad = subprocess.run([*PRBENCH, "run", "--no-dvc", "--until", "profile"], cwd=repo, env=env(),
                          capture_output=True, text=True, timeout=300)
-    assert bad.returncode == 2 and bad.stderr.strip().startswith("--until profile: not a stage (one of ingest, ")
+    assert bad.returncode == 1 and bad.stderr.strip().startswith("--until: unknown name 'profile' (did you mean "
+                                                                   "'profiles'?); valid: ")
 
 
 def _api(url: str, route: str, body=None):

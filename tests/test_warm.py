@@ -26,7 +26,7 @@ CLIENT = "import sys; from flows.warm import hand_off; hand_off(sys.argv[1], sys
 def _env(**extra) -> dict:
     # pytest changes PYTEST_CURRENT_TEST per test; the numerics are left for flows/__init__ to pin, as in a shell
     env = {k: v for k, v in os.environ.items()
-           if k not in (warm.ENV, "PYTEST_CURRENT_TEST", numerics.REPLACED_ENV, "MKL_CBWR", *numerics.ISA_PINS)}
+           if k not in (warm.ENV, "PYTEST_CURRENT_TEST", numerics.REPLACED_ENV, *numerics.MKL_PINS, *numerics.ISA_PINS)}
     return {**env, "PYTHONPATH": str(ROOT), **extra}
 
 

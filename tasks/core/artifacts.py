@@ -85,10 +85,13 @@ def read_table(path: str | Path, schema: str) -> pa.Table:
     return conform(pq.read_table(path), schema)
 
 
+def json_bytes(obj) -> bytes:
+    """A JSON artifact's bytes: sorted keys, indented, UTF-8, a final newline (what write_json writes)."""
+    return (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+
+
 def write_json(obj, path: str | Path) -> Path:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    return Path(path)
+    return write_bytes(json_bytes(obj), path)
 
 
 def write_text(text: str, path: str | Path) -> Path:

@@ -107,3 +107,28 @@ def write(root: Path = ROOT) -> bool:
         return False
     write_text(text, path)
     return True
+
+
+def target_problems(targets: list[str], params: dict) -> list[str]:
+    """`prbench run TARGET...` names stages of dvc.yaml: a stage (`score`: all its RMs), one key of a per-key
+    stage (`score@<rm>`), `dvc.yaml:<stage>`, or a dvc.yaml / .dvc file. Anything else is one line with "did you
+    mean", before DVC or a server starts (DVC would say it after)."""
+    from pathlib import Path
+
+    from tasks.core.errors import suggestion
+    from tasks.core.stage_table import ORDER, STAGES, fan_keys
+
+    keyed = [f"{s}@{k}" for s in ORDER if STAGES[s].per_rm for k in fan_keys(STAGES[s], params)]
+    out = []
+    for target in targets:
+        name = target.split(":", 1)[1] if target.startswith("dvc.yaml:") else target
+        stage, at, key = name.partition("@")
+        if name in STAGES or name in keyed or (target.endswith(("dvc.yaml", ".dvc")) and Path(target).is_file()):
+            continue
+        if at and stage in STAGES and STAGES[stage].per_rm:
+            keys = fan_keys(STAGES[stage], params)
+            out.append(f"{target}: {STAGES[stage].foreach} has no '{key}'{suggestion(key, keys)}; valid: "
+                       f"{', '.join(keys) or 'none'}")
+        else:
+            out.append(f"{target}: not a stage of dvc.yaml{suggestion(name, [*ORDER, *keyed])}; stages: {', '.join(ORDER)}")
+    return out

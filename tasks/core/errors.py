@@ -1,8 +1,18 @@
-"""Errors about user data. They are printed as one line each, never as a traceback."""
+"""Errors a user can fix: bad data, a bad params value, a flag, an environment variable, a port in use. Each is
+printed as its lines (one per problem, naming the file, key, flag or variable), never as a traceback: every
+entry point catches UserError at its one boundary (flows/boundary.py). Anything else is a bug and keeps its
+traceback."""
 from __future__ import annotations
 
 
-class DataError(Exception):
+class UserError(Exception):
+    """What the user can fix; str() is one line per problem."""
+
+    def lines(self) -> list[str]:
+        return [line for line in str(self).splitlines() if line.strip()] or [type(self).__name__]
+
+
+class DataError(UserError):
     """One problem in one place of one input file."""
 
     def __init__(self, file: str, message: str, *, row: int | None = None,
@@ -19,7 +29,7 @@ class DataError(Exception):
         return ": ".join(where) + f": {self.message}"
 
 
-class DataErrors(Exception):
+class DataErrors(UserError):
     """Every problem found in a run, so the user can fix them all at once."""
 
     def __init__(self, errors: list[DataError]):
@@ -27,7 +37,7 @@ class DataErrors(Exception):
         super().__init__("\n".join(e.line() for e in errors))
 
 
-class ConfigError(Exception):
+class ConfigError(UserError):
     """A params entry that cannot work (unknown name, bad value); names the key."""
 
 
@@ -39,6 +49,15 @@ def suggestion(name: str, valid) -> str:
     close = difflib.get_close_matches(name, valid, n=1, cutoff=0.5)
     close = close or [v for v in valid if v.lower().startswith(name.lower())][:1]
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def typo_of(name: str, keys, known=()) -> str | None:
+    """The key of `keys` that looks like a misspelt `name` (`kidn`, `SOURCE` for `kind`, `source`), among those
+    that are no `known` option; None."""
+    unknown = [k for k in keys if isinstance(k, str) and k not in known]
+    same = [k for k in unknown if k.lower() == name.lower()]
+    hint = suggestion(name, unknown)
+    return same[0] if same else hint.split("'")[1] if hint else None
 
 
 def did_you_mean(name: str, valid) -> str:

@@ -1,6 +1,6 @@
 """Split-half test questions: benchmark accuracy and downstream quality on disjoint questions, so their
 agreement is the RMs', not the questions'. Per split and domain, a seeded hash orders the questions; the
-first round(share * n) form the `downstream` half (Best-of-N, RL evaluation), the rest the `benchmark`
+first floor(share * n), at most n - 1, form the `downstream` half (Best-of-N, RL evaluation), the rest the `benchmark`
 half (the pairs that scoring, the leaderboard and the generic baseline read). `ingest.downstream_share`
 0 = no split: every question is in `both`, as before the split. Training questions are never split."""
 from __future__ import annotations

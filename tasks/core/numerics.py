@@ -41,9 +41,13 @@ def library_pins(capability: str = CAPABILITY) -> dict:
 
 
 ISA_PINS = library_pins()
-# MKL_CBWR on Intel CPUs only (see wanted). STRICT: plain CNR keeps a result only for the same alignment and
-# matrix shape, so on a Xeon with AVX-512 a vector moved with its batch size and a clone's training differed
-MKL_BRANCH = "AVX2,STRICT"
+# MKL's conditional numerical reproducibility (CNR), on every x86-64 vendor. MKL's own dispatch runs other GEMM
+# code on Intel and on AMD, and its AVX2/AVX512 branches exist on Intel only (elsewhere they fall back to AUTO);
+# COMPATIBLE (SSE2 without rcpps/rsqrtps) is one code path for both: doctor's training gave 76c9faeb... on an AMD
+# EPYC, a Sapphire Rapids and an Ice Lake Xeon. STRICT applies to the AVX2/AVX512 branches only (oneMKL guide),
+# so it is not asked for. MKL_DYNAMIC=FALSE: MKL's documented condition for reproducibility across systems (it
+# may otherwise use fewer threads than asked, e.g. one per physical core where cores are hyperthreaded).
+MKL_PINS = {"MKL_CBWR": "COMPATIBLE", "MKL_DYNAMIC": "FALSE"}
 THREAD_VARS = ("PRBENCH_TORCH_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 # /proc/cpuinfo flags the pins need: AVX2 and FMA (torch, OpenBLAS Haswell), and the rest of x86-64-v3, without
 # which numpy runs its baseline loops instead of X86_V3 (abm: LZCNT)
@@ -92,21 +96,18 @@ def below_floor(flags: set, machine: str | None = None, model: str | None = None
     return None
 
 
-def wanted(threads: str, vendor: str | None, capability: str = CAPABILITY, flags: set | None = None,
-           machine: str | None = None) -> dict:
-    """The pinned variables for this machine. MKL's AVX2 branch exists on Intel CPUs only: on any other CPU
-    MKL_CBWR falls back to its AUTO branch (oneMKL guide, CNR), which measurably changes results while
-    MKL's own dispatch gives AMD Zen 3 and Zen 5 the same bytes; so it is set on Intel only. numpy's
-    feature names are x86's, and an OpenBLAS core is forced only where the CPU can run it (`flags`)."""
+def wanted(threads: str, capability: str = CAPABILITY, flags: set | None = None, machine: str | None = None) -> dict:
+    """The pinned variables for this machine: the same on every x86-64 CPU at the floor, whatever its vendor
+    (MKL's COMPATIBLE branch included). numpy's feature names and MKL are x86's, and an OpenBLAS core is forced
+    only where the CPU can run it (`flags`)."""
     env = library_pins(capability)
     if (machine or platform.machine()).lower() not in ("x86_64", "amd64"):
         env.pop("NPY_DISABLE_CPU_FEATURES")
         env.pop("OPENBLAS_CORETYPE")
-    elif not flags or not all(f in flags for f in OPENBLAS_NEEDS[env["OPENBLAS_CORETYPE"]]):
+        return {**env, **{var: threads for var in THREAD_VARS}}
+    if not flags or not all(f in flags for f in OPENBLAS_NEEDS[env["OPENBLAS_CORETYPE"]]):
         env.pop("OPENBLAS_CORETYPE")   # below the floor (or unknown): OpenBLAS picks what this CPU can run
-    if vendor == "GenuineIntel":
-        env["MKL_CBWR"] = MKL_BRANCH
-    return {**env, **{var: threads for var in THREAD_VARS}}
+    return {**env, **MKL_PINS, **{var: threads for var in THREAD_VARS}}
 
 
 def pin(threads: int | str, capability: str = CAPABILITY, env=None, err=None) -> dict:
@@ -120,10 +121,11 @@ def pin(threads: int | str, capability: str = CAPABILITY, env=None, err=None) ->
     if line and not env.get(SAID_ENV):
         print(line, file=err or sys.stderr, flush=True)
         env[SAID_ENV] = "1"
-    values = wanted(str(env.get("PRBENCH_TORCH_THREADS") or threads), cpu["vendor"], capability, cpu["flags"])
+    values = wanted(str(env.get("PRBENCH_TORCH_THREADS") or threads), capability, cpu["flags"])
     replaced = json.loads(env.get(REPLACED_ENV) or "{}")
-    if "MKL_CBWR" not in values and "MKL_CBWR" in env:   # not Intel: MKL's own dispatch (see wanted)
-        replaced["MKL_CBWR"] = env.pop("MKL_CBWR")
+    for var in MKL_PINS:
+        if var not in values and var in env:   # not x86-64: no MKL, a user's value recorded and removed
+            replaced[var] = env.pop(var)
     for var, value in values.items():
         if env.get(var) not in (None, value) and var != "PRBENCH_TORCH_THREADS":
             replaced[var] = env[var]
@@ -139,7 +141,7 @@ def machine() -> dict:
     return {"cpu": cpu["model"], "vendor": cpu["vendor"], "arch": platform.machine(),
             "flags": [f for f in SHOWN_FLAGS if f in cpu["flags"]],
             "below_floor": below_floor(cpu["flags"], model=cpu["model"]),
-            "pins": {k: os.environ.get(k) for k in (*ISA_PINS, "MKL_CBWR", *THREAD_VARS)},
+            "pins": {k: os.environ.get(k) for k in (*ISA_PINS, *MKL_PINS, *THREAD_VARS)},
             "replaced": json.loads(os.environ.get(REPLACED_ENV) or "{}")}
 
 

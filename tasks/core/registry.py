@@ -4,16 +4,18 @@ their report sections, task runners): a plug-in registers itself under its name 
 an unknown name is one ConfigError naming the params key, with "did you mean"; a name registered twice
 is one ConfigError naming both places. A plug-in's options are typed — its `OPTIONS` dict (name -> type),
 else its constructor's annotations — so a params entry is checked (unknown option, wrong type, missing
-required one) before anything is built."""
+required one) before anything is built; a plug-in's `entry_problems(entry, key)`, when it has one, then tells
+what it can from its files without building anything (a model folder that is not one)."""
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import sys
 import typing
 from typing import Callable
 
-from tasks.core.errors import ConfigError, did_you_mean, suggestion
+from tasks.core.errors import ConfigError, did_you_mean, suggestion, typo_of
 
 
 class Registry:
@@ -55,7 +57,7 @@ class Registry:
         return self.names().index(name)
 
     def __contains__(self, name) -> bool:
-        return name in self._all()
+        return isinstance(name, str) and name in self._all()   # a list or mapping where a name goes: not one
 
     def __iter__(self):
         return iter(self.names())
@@ -95,6 +97,29 @@ def _caller(frame) -> str:
     return f"{path}:{frame.f_lineno}"
 
 
+def at_least(n, t=int):
+    """An option's type with its lower bound: checked, and said in its line, as a params key's range."""
+    from annotated_types import Ge
+
+    return typing.Annotated[t, Ge(n)]
+
+
+def within(lo, hi, t=float):
+    from annotated_types import Ge, Le
+
+    return typing.Annotated[t, Ge(lo), Le(hi)]
+
+
+URL = r"^https?://[^\s/?#]+(/\S*)?$"
+
+
+def url():
+    """An http(s) URL option (an API's base_url)."""
+    from pydantic import StringConstraints
+
+    return typing.Annotated[str, StringConstraints(pattern=URL)]
+
+
 def options_of(obj) -> dict[str, object]:
     """name -> type of a plug-in's options: its OPTIONS dict, else its constructor's annotated parameters."""
     declared = getattr(obj, "OPTIONS", None)
@@ -103,7 +128,7 @@ def options_of(obj) -> dict[str, object]:
     if isinstance(declared, (tuple, list)):   # names only: any value
         return {name: object for name in declared}
     init = obj.__init__ if inspect.isclass(obj) else obj
-    hints = typing.get_type_hints(init)
+    hints = typing.get_type_hints(init, include_extras=True)   # keep a range: Annotated[int, Ge(1)]
     return {p: hints.get(p, object) for p in inspect.signature(init).parameters if p not in ("self", "name", "entry")}
 
 
@@ -129,8 +154,12 @@ def describe(annotation) -> str:
         return f"a list of {_plural(describe(args[0]))}" if args else "a list"
     if origin is dict:
         return f"a mapping of {_plural(describe(args[1]))}" if len(args) == 2 else "a mapping"
-    if origin is typing.Annotated:
-        return describe(args[0])
+    if origin is typing.Annotated:   # a plug-in option's range: Annotated[int, Ge(1)] (annotated_types)
+        limits = [f"{op} {getattr(m, k)}" for m in args[1:] for k, op in (("ge", ">="), ("gt", ">"), ("le", "<="),
+                                                                           ("lt", "<")) if hasattr(m, k)]
+        if any(getattr(m, "pattern", None) == URL for m in args[1:]):
+            return "an http(s) URL"
+        return describe(args[0]) + (f" {' and '.join(limits)}" if limits else "")
     return {int: "an integer", float: "a number", bool: "true or false", str: "a string", type(None): "null",
             dict: "a mapping", list: "a list", object: "any value"}.get(annotation, getattr(annotation, "__name__",
                                                                                              str(annotation)))
@@ -144,7 +173,7 @@ def _plural(text: str) -> str:
 
 def check_value(value, annotation, key: str) -> list[str]:
     """[] when `value` has the type, else one line naming the key, the value and what is allowed."""
-    from pydantic import ConfigDict, TypeAdapter, ValidationError
+    from pydantic import ValidationError
 
     if annotation is object:
         return []
@@ -152,7 +181,7 @@ def check_value(value, annotation, key: str) -> list[str]:
     if names is not None:
         return names
     try:
-        TypeAdapter(annotation, config=None if _has_config(annotation) else ConfigDict(strict=True)).validate_python(value)
+        _adapter(annotation).validate_python(value)
         return []
     except ValidationError:
         pass
@@ -162,6 +191,24 @@ def check_value(value, annotation, key: str) -> list[str]:
     if typing.get_origin(annotation) is typing.Literal and isinstance(value, str):
         hint = suggestion(value, [str(a) for a in typing.get_args(annotation)])
     return [f"{key}: {value!r} is not allowed: {describe(annotation)}{hint}"]
+
+
+def _adapter(annotation):
+    """pydantic's validator of `annotation`, strict unless it brings its own config; built once per annotation
+    (a params check asks for hundreds: building them was most of its time)."""
+    try:
+        return _cached_adapter(annotation)
+    except TypeError:   # an unhashable annotation
+        return _build_adapter(annotation)
+
+
+def _build_adapter(annotation):
+    from pydantic import ConfigDict, TypeAdapter
+
+    return TypeAdapter(annotation, config=None if _has_config(annotation) else ConfigDict(strict=True))
+
+
+_cached_adapter = functools.lru_cache(maxsize=None)(_build_adapter)
 
 
 def _literal_items(value, annotation, key: str) -> list[str] | None:
@@ -187,8 +234,15 @@ def check_entry(entry, registry: Registry, key: str, *, field: str = "kind", sha
     if not isinstance(entry, dict):
         return [f"{key}: a mapping like {{{field}: ...}}, got {entry!r}"]
     if field not in entry:
+        known = {o for n in registry.names() for o in options_of(registry[n])}   # `kidn: seq-cls`: name the typo
+        typo = typo_of(field, entry, known)
+        if typo:
+            return [f"{key}.{typo}: not an option (did you mean '{field}'?): the entry names its {registry.what} "
+                    f"with '{field}'"]
         return [f"{key}.{field}: missing; valid: {', '.join(registry.names())}"]
     name = entry[field]
+    if not isinstance(name, str):
+        return [f"{key}.{field}: {name!r} is not allowed: a {registry.what}'s name, one of {', '.join(registry.names())}"]
     if name not in registry:
         return [f"{key}.{field}: {did_you_mean(str(name), registry.names())}"]
     obj = registry.lookup(name, f"{key}.{field}")
@@ -203,4 +257,5 @@ def check_entry(entry, registry: Registry, key: str, *, field: str = "kind", sha
         else:
             problems += check_value(value, options[opt], f"{key}.{opt}")
     problems += [f"{key}.{opt}: required for {registry.what} '{name}'" for opt in required_of(obj) if opt not in entry]
-    return problems
+    told = getattr(obj, "entry_problems", None)   # what the plug-in tells from its files, once the types hold
+    return problems or (told(entry, key) if callable(told) else [])

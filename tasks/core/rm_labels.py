@@ -12,6 +12,9 @@
   kind; ids compared as for LLMs). Such an RM agrees with its referee by construction.
 - in_distribution: the train_rm stage's RM (kind bradley-terry on its trained folder) was trained
   on pairs built the same way as the benchmark's, unlike every released RM.
+- implicit_reward: a DPO policy scored by its log-probabilities (kind dpo) is an implicit reward, and which
+  reference it was scored against says what its numbers mean: "DPO vs <ref_model>", or "DPO, reference-free"
+  (its log-probability alone); ", mean per token" with `normalize: mean`.
 - null baselines (by kind): length-only and random scorers are reference points, not contestants;
   the correlation leaves them out unless `correlation.include_null_baselines`.
 - positive controls (kind mixture): they read the gold rubric, a known order by construction; no contestant
@@ -115,12 +118,20 @@ def in_distribution(entry: dict) -> bool:
     return entry.get("kind") == "bradley-terry" and entry.get("model") in (None, layout.TRAIN_RM["model"])
 
 
+def implicit_reward(entry: dict) -> str:
+    """'DPO vs <ref_model>' / 'DPO, reference-free' (+ ', mean per token') for kind dpo; '' for any other kind."""
+    if entry.get("kind") != "dpo":
+        return ""
+    ref = f"DPO vs {entry['ref_model']}" if entry.get("ref_model") else "DPO, reference-free"
+    return ref + (", mean per token" if entry.get("normalize") == "mean" else "")
+
+
 def labels(params: dict) -> dict[str, dict]:
     """RM name -> {"shares_llm_with": "bon.judge, pairs.judge" ("" = none), "shares_encoder_with": (the same),
-    "in_distribution": bool}."""
+    "in_distribution": bool, "implicit_reward": "DPO vs <ref>" ("" = not one)}."""
     if "scoring" not in params:   # a caller without the pipeline's params (quick_score): no labels
         return {}
     shared, encoded = shares_llm_with(params), shares_encoder_with(params)
     return {rm: {"shares_llm_with": ", ".join(shared[rm]), "shares_encoder_with": ", ".join(encoded[rm]),
-                 "in_distribution": in_distribution(entry or {})}
+                 "in_distribution": in_distribution(entry or {}), "implicit_reward": implicit_reward(entry or {})}
             for rm, entry in sorted(params["scoring"]["rms"].items())}

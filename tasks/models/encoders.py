@@ -14,7 +14,7 @@ import numpy as np
 from tasks.core.progress import bar as progress_bar
 
 from tasks.core.artifacts import file_hash, text_hash
-from tasks.core.errors import ConfigError, did_you_mean
+from tasks.core.errors import ConfigError, did_you_mean, suggestion
 
 
 def _minilm_path() -> str:
@@ -24,6 +24,28 @@ def _minilm_path() -> str:
 
 
 EMBEDDED = {"all-MiniLM-L6-v2": _minilm_path}
+
+
+def model_problem(name: str) -> str | None:
+    """Why `name` names no encoder (embedded:<name> no package ships, a local path that is not a folder), told
+    without loading anything; None for an embedded one, a local folder or a hub id."""
+    from tasks.core.paths import looks_local
+
+    if name.startswith("embedded:"):
+        key = name.split(":", 1)[1]
+        return None if key in EMBEDDED else (f"'{name}': no embedded encoder '{key}'{suggestion(key, EMBEDDED)}; "
+                                             f"embedded: {', '.join(EMBEDDED)}")
+    path = Path(name).expanduser()
+    if path.exists():
+        return None if path.is_dir() else f"'{name}' is a file, not a model folder"
+    return (f"no such folder '{name}'; expected embedded:<name> ({', '.join(EMBEDDED)}), a hub id or a model folder"
+            if looks_local(name) else None)
+
+
+def entry_problems(entry: dict, key: str) -> list[str]:
+    """An entry's `encoder` option (similarity and mixture RMs, the embedding judge): `model_problem`."""
+    why = model_problem(entry["encoder"]) if isinstance(entry.get("encoder"), str) else None
+    return [f"{key}.encoder: {why}"] if why else []
 
 
 def resolve_model(name: str) -> tuple[str, str]:
@@ -101,11 +123,16 @@ class Encoder:
                 self.cache.put(self.identity, new)
 
     def same_length_batches(self, items: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
-        """(key, text) grouped into batches of texts with the same token count. No text is ever
-        padded, so its vector is bit for bit the one it gets alone: it cannot depend on what else
-        was in its batch, or on which texts the cache already held (measured on MiniLM, CPU)."""
+        """(key, text) in the batches they are encoded in, so that a vector is a function of its text alone: it
+        cannot depend on what else was in its batch, or on which texts the cache already held. On CPU each text is
+        encoded alone: under MKL's COMPATIBLE branch (the one Intel and AMD share, tasks/core/numerics.py) a GEMM's
+        bits depend on its row count, and a MiniLM vector in a batch of 8 same-length texts differed in its last
+        bits from the same text alone (measured on an Intel Xeon, 2026-12-07; alone cost 8% more CPU than batched).
+        On a GPU, texts with the same token count share a batch of `batch_size` (never padded)."""
         if not items:
             return []
+        if (self.device or _device()) == "cpu":
+            return [[item] for item in items]
         tok = self.model.tokenizer
         lengths = [len(ids) for ids in tok([t for _, t in items], truncation=True,
                                            max_length=self.model.max_seq_length)["input_ids"]]

@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 
 from tasks.core.errors import ConfigError
+from tasks.core.registry import at_least, within
 from tasks.core.fidelity import pick
 from tasks.core.registry import Registry
 
@@ -29,7 +30,7 @@ SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # LaMP-QA test rubrics hold ~5 aspects on average and rarely more than a dozen.
 DEFAULT_MAX_TOKENS = 128
 JUDGES = Registry("judge kind")
-SHARED = {"prompt": str, "max_tokens": int | None}   # every kind takes them (a dvc dep, a reply budget)
+SHARED = {"prompt": str, "max_tokens": at_least(1) | None}   # every kind takes them (a dvc dep, a reply budget)
 
 
 @dataclass
@@ -56,8 +57,14 @@ def aspect_text(a: dict) -> str:
 @JUDGES.register
 class EmbeddingJudge:
     kind = "embedding"
-    OPTIONS = {"encoder": str, "partly": float, "well": float, **SHARED}
+    OPTIONS = {"encoder": str, "partly": within(-1, 1), "well": within(-1, 1), **SHARED}
     REQUIRED = ("partly", "well")
+
+    @classmethod
+    def entry_problems(cls, entry: dict, key: str) -> list[str]:
+        from tasks.models.encoders import entry_problems
+
+        return entry_problems(entry, key)
 
     @classmethod
     def from_config(cls, cfg: dict, *, encoder_factory, llm_factory, seed: int):
@@ -115,7 +122,7 @@ def parse_digit_list(n: int):
 @JUDGES.register
 class LLMJudge:
     kind = "llm"
-    OPTIONS = {"llm": str, "mode": Literal["per_aspect", "all"], "parse_retries": int, "system_prompt": str | None,
+    OPTIONS = {"llm": str, "mode": Literal["per_aspect", "all"], "parse_retries": at_least(0), "system_prompt": str | None,
                **SHARED}
     REQUIRED = ("llm", "prompt")
 

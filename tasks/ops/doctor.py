@@ -21,10 +21,11 @@ from tasks.core import numerics
 # the capabilities torch's dispatch knows on x86-64, with the CPU flags each needs (ATen's cpu_capability)
 CAPABILITIES = {"avx2": ("avx2", "fma"), "default": (), "avx512": ("avx512f", "avx512bw", "avx512vl", "avx512dq")}
 SEED, STEPS_PAIRS, BATCH = 7, 16, 4
-# the pinned hash on the reference machine (an AMD EPYC with AVX-512; docs/determinism.md), for these versions
-# (the statistics: an AMD EPYC Zen 3, AVX2 only)
+# the pinned hashes, one for every x86-64 vendor (docs/determinism.md, Golden values), for these versions: the
+# weights as an AMD EPYC (AVX-512), an Intel Xeon Sapphire Rapids and an Intel Xeon Ice Lake computed them under
+# MKL's COMPATIBLE branch; the statistics as an AMD EPYC Zen 3 and the Intel Xeons did
 REFERENCE = {"versions": {"torch": "2.13.0+cpu", "transformers": "5.24.0", "trl": "1.12.0"},
-             "sha256": "f20ed1ba5082325c406bac5997c0fe3ab834bc20342877186ef528b1480d38bc",
+             "sha256": "76c9faeb9f577df3a3de4df5488a6c6fd91e0a4e5e0721ac0c75d9978e8d5f9d",
              "statistics_versions": {"numpy": "2.4.6", "scipy": "1.17.1"},
              "statistics_sha256": "80324adcaaec7294ba4a37fd8b00a671db0013302d87084b66fb8bc1ace54d74"}
 TOPICS = ["a sourdough starter", "a rusty bicycle chain", "a first marathon", "a noisy neighbour",

@@ -5,10 +5,9 @@ import sys
 
 
 def _user_errors() -> tuple:
-    from tasks.core.errors import ConfigError, DataError, DataErrors
-    from tasks.core.schemas import SchemaMismatch
+    from tasks.core.errors import UserError
 
-    return DataError, DataErrors, ConfigError, SchemaMismatch
+    return (UserError,)
 
 
 def _setup(args):
@@ -61,17 +60,24 @@ def cmd_check(args) -> int:
 
 
 def add_parser(subparsers) -> None:
+    from tasks.core.flags import at_least, path_arg
+
     he = subparsers.add_parser("human-eval", help="human evaluation: blinded export, check returned annotations")
     sub = he.add_subparsers(dest="human_eval_command", required=True)
     ex = sub.add_parser("export", help="write blinded annotation tasks (CSV, Label Studio) and the unblinding key")
-    ex.add_argument("--out", required=True, help="folder for the annotators (the key is never written there)")
-    ex.add_argument("--limit", type=int, default=None, help="export the first N pairs of a seeded shuffle")
-    ex.add_argument("--key", default=None, help="unblinding key path (default: params human_eval.key)")
+    ex.add_argument("--out", required=True, type=path_arg("new_folder", "--out"),
+                    help="folder for the annotators (the key is never written there)")
+    ex.add_argument("--limit", type=at_least(1, "a number of pairs"), default=None,
+                    help="export the first N pairs of a seeded shuffle")
+    ex.add_argument("--key", default=None, type=path_arg("new_file", "--key"),
+                    help="unblinding key path (default: params human_eval.key)")
     ex.add_argument("--force", action="store_true", help="replace an existing key that differs")
-    ex.add_argument("--params", default=None, help="params file (default params.yaml)")
+    ex.add_argument("--params", default=None, type=path_arg("file", "--params"), help="params file (default params.yaml)")
     ex.set_defaults(func=cmd_export)
     ch = sub.add_parser("check", help="validate returned annotation files; one line per problem, exit 1 on any")
-    ch.add_argument("raw_dir", nargs="?", default=None, help="default: params human_eval.raw_dir")
-    ch.add_argument("--key", default=None, help="unblinding key path (default: params human_eval.key)")
-    ch.add_argument("--params", default=None, help="params file (default params.yaml)")
+    ch.add_argument("raw_dir", nargs="?", default=None, type=path_arg("folder", "raw_dir"),
+                    help="the folder of returned files (default: params human_eval.raw_dir)")
+    ch.add_argument("--key", default=None, type=path_arg("file", "--key"),
+                    help="unblinding key path (default: params human_eval.key)")
+    ch.add_argument("--params", default=None, type=path_arg("file", "--params"), help="params file (default params.yaml)")
     ch.set_defaults(func=cmd_check)

@@ -88,7 +88,9 @@ def check_plugins(p: dict) -> list[str]:
         problems += check_llm(entry, f"llms.{name}")
     for name, entry in rms.items():
         problems += check_rm(name, entry)
-    problems += check_rm("", p["releases"]["entry"], "releases.entry")
+    entry = p["releases"]["entry"]   # a template: each release fills in its model and revision (releases.rm_entry)
+    problems += check_rm("", {"kind": "seq-cls", **entry, "model": "org/released-rm", "revision": "0" * 40}
+                         if isinstance(entry, dict) else entry, "releases.entry")
     for group in ("pairs", "bon"):
         problems += check_entry(p[group]["judge"], named[f"{group}.judge"][1], f"{group}.judge")
     try:
@@ -102,19 +104,9 @@ def check_plugins(p: dict) -> list[str]:
         else:
             _names(problems, value, reg.names(), key, _a(reg.what))
 
-    uses_llm = {"rubrics.llm": p["rubrics"]["llm"], "pairs.llm": p["pairs"]["llm"],
-                "generic_pairs.llm": p["generic_pairs"]["llm"], "human_eval.proxy_llm": p["human_eval"]["proxy_llm"],
-                "bon.policy_llm": p["bon"]["policy_llm"],
-                **{f"{g}.judge.llm": p[g]["judge"].get("llm") for g in ("pairs", "bon") if isinstance(p[g]["judge"], dict)},
-                **{f"scoring.rms.{n}.llm": e.get("llm") for n, e in rms.items() if isinstance(e, dict)}}
-    for key, name in uses_llm.items():
-        _names(problems, name, sorted(llms), key, "a name under llms")
-    for i, name in enumerate(p["rl"]["rms"] or []):
-        _names(problems, name, sorted(rms), f"rl.rms[{i}]", "an RM under scoring.rms")
-    for b, entry in (p.get("benchmarks") or {}).items():   # other benchmarks: their importer and RMs exist
+    problems += model_problems(p)
+    for b, entry in (p.get("benchmarks") or {}).items():   # other benchmarks: their importer exists
         _names(problems, entry.get("source"), named["benchmarks"][1].names(), f"benchmarks.{b}.source", "a benchmark")
-        for i, name in enumerate(entry.get("rms") or []):
-            _names(problems, name, sorted(rms), f"benchmarks.{b}.rms[{i}]", "an RM under scoring.rms")
     for i, name in enumerate(p["correlation"]["benchmarks"]):   # ours, or an entry by its published score
         base = name[:-len(":published")] if name.endswith(":published") else None
         _names(problems, name if base is None else base, ["personalised", "generic"] if base is None
@@ -122,6 +114,25 @@ def check_plugins(p: dict) -> list[str]:
                "personalised or generic" if base is None else "an entry under benchmarks (as <entry>:published)")
     problems += correlation_names(p) + data_problems(p)
     return problems + guards(p) if not problems else problems
+
+
+def model_keys() -> dict[str, object]:
+    """Keys naming a model outside a plug-in entry -> what tells a name that cannot load, without loading it (an
+    embedded:<name> no package ships, a local path that is not there or not a model). Entries of a kind (an RM,
+    an LLM, a judge) say it themselves: their class's `entry_problems`."""
+    from tasks.downstream.rl.policy import model_problem as policy
+    from tasks.models.encoders import model_problem as encoder
+
+    return {"profiles.encoder": encoder, "rubrics.match_encoder": encoder, "train_rm.backbone": encoder,
+            "rl.policy.model": policy}
+
+
+def model_problems(p: dict) -> list[str]:
+    out = []
+    for key, problem in model_keys().items():
+        why = problem(key_value(p, key)) if isinstance(key_value(p, key), str) else None
+        out += [f"{key}: {why}"] if why else []
+    return out
 
 
 def notices(p: dict) -> list[str]:
@@ -163,6 +174,13 @@ def guards(p: dict) -> list[str]:
             check()
         except ConfigError as exc:
             problems.append(str(exc))
+    from tasks.models.rms.registry import pointwise_kind
+
+    for i, name in enumerate(p["rl"]["rms"] or []):   # RL's reward is one answer's score: not a pairwise-only kind
+        entry = p["scoring"]["rms"].get(name)
+        if isinstance(entry, dict) and not pointwise_kind(entry):
+            problems.append(f"rl.rms[{i}]: '{name}' (kind {entry.get('kind')}) scores pairs only, and RL's reward is the "
+                            "score of one answer alone: leave it out of rl.rms")
     both = sorted(set(p["train_rm"]["splits"]) & set(p["scoring"]["splits"]))
     if both:
         problems.append(f"train_rm.splits: '{both[0]}' is also a scored split (scoring.splits); train on questions "

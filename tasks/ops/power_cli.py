@@ -67,5 +67,7 @@ def cmd_power(args) -> int:
 
 def add_parser(sub) -> None:
     pw = sub.add_parser("power", help="the primary test's power at the design in the params (simulation, <= 60 s)")
-    pw.add_argument("--params", default=None, help="params file (default params.yaml)")
+    from tasks.core.flags import path_arg
+
+    pw.add_argument("--params", default=None, type=path_arg("file", "--params"), help="params file (default params.yaml)")
     pw.set_defaults(func=cmd_power)

@@ -182,8 +182,10 @@ def _scored_with(numerics: dict) -> str:
     if not numerics:
         return ""
     mode = "batch-invariant" if numerics.get("batch_invariant") else "length-sorted batches"
+    reward = (f"; {numerics['reward']} reward vs {numerics['reference']}, {numerics['normalize']} over the answer's "
+              "tokens" if numerics.get("reward") else "")
     return (f"; scores in {numerics['dtype']} on {numerics['device']} ({numerics['attn_implementation']} attention), "
-            f"{mode}")
+            f"{mode}{reward}")
 
 
 def format_table(lb: list[dict], per_domain_limit: int | None, limit: int | None, fidelity: str = "corrected",

@@ -12,11 +12,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tasks.core.artifacts import tree_hash, write_json
-from tasks.core.errors import ConfigError, did_you_mean
+from tasks.core.errors import ConfigError, did_you_mean, typo_of
+from tasks.core.registry import at_least, check_value
 
 EVENT = "prbench.rm.released"
-RULE_OPTIONS = {"hub": {"source", "author", "search", "tags", "pipeline_tag", "limit"},
-                "local": {"source", "path"}}
+RULE_OPTIONS = {"hub": {"source": str, "author": str | None, "search": str | None, "tags": list[str] | None,
+                        "pipeline_tag": str | None, "limit": at_least(1) | None},
+                "local": {"source": str, "path": str}}   # each option's type, checked as a params key's
 LOCAL_PREFIX = "tree:"          # the revision of a local folder: the hash of its files
 
 
@@ -37,13 +39,20 @@ def check_rules(rules, where: str = "releases.watch") -> list[dict]:
         raise ConfigError(f"{where}: a list of rules, e.g. [{{source: hub, author: Org}}, {{source: local, path: dir}}]")
     for i, rule in enumerate(rules):
         at = f"{where}[{i}]"
-        if not isinstance(rule, dict) or rule.get("source") not in RULE_OPTIONS:
-            source = rule.get("source") if isinstance(rule, dict) else rule
+        typo = typo_of("source", rule, {o for opts in RULE_OPTIONS.values() for o in opts}) \
+            if isinstance(rule, dict) and "source" not in rule else None
+        if typo:
+            raise ConfigError(f"{at}.{typo}: not an option (did you mean 'source'?): a rule names its source with 'source'")
+        source = rule.get("source") if isinstance(rule, dict) else rule
+        if not isinstance(source, str) or source not in RULE_OPTIONS:
             raise ConfigError(f"{at}.source: {did_you_mean(str(source), RULE_OPTIONS)}")
-        for key in rule:
-            if key not in RULE_OPTIONS[rule["source"]]:
-                raise ConfigError(f"{at}.{key}: not an option of a {rule['source']} rule: "
-                                  f"{did_you_mean(key, RULE_OPTIONS[rule['source']])}")
+        for key, value in rule.items():
+            if key not in RULE_OPTIONS[source]:
+                raise ConfigError(f"{at}.{key}: not an option of a {source} rule: "
+                                  f"{did_you_mean(str(key), RULE_OPTIONS[source])}")
+            wrong = check_value(value, RULE_OPTIONS[source][key], f"{at}.{key}")
+            if wrong:
+                raise ConfigError(wrong[0])
         if rule["source"] == "local" and not rule.get("path"):
             raise ConfigError(f"{at}.path: required (a folder with one checkpoint folder per model)")
         if rule["source"] == "hub" and not any(rule.get(k) for k in ("author", "search", "tags", "pipeline_tag")):
@@ -167,6 +176,10 @@ def rm_entry(release: Release, defaults: dict) -> dict:
 
 
 # --- before a release touches params: can it be downloaded and configured? --------------------
+# what a kind loads, told from config.json before any weights: (architecture suffix, what it is, why)
+ARCHITECTURES = {"seq-cls": ("ForSequenceClassification", "a sequence-classification reward model",
+                             "a seq-cls RM needs a trained classification head"),
+                 "dpo": ("ForCausalLM", "a causal language model", "a dpo RM scores answers by a policy's log-probabilities")}
 SKIP_FILES = ["*.onnx", "onnx/*", "*.h5", "*.msgpack", "*.ot", "*.gguf", "openvino/*", "*.tflite"]
 
 
@@ -236,9 +249,9 @@ def prefetch(release: Release, entry: dict, root: Path = Path("."), name: str = 
     except Exception as exc:   # transformers raises OSError, ValueError, KeyError for bad configs
         raise ConfigError(f"{where}: config does not load: config.json: {_one_line(exc)}") from None
     archs = list(getattr(config, "architectures", None) or [])
-    if entry.get("kind") == "seq-cls" and not any(a.endswith("ForSequenceClassification") for a in archs):
-        raise ConfigError(f"{where}: not a sequence-classification reward model (architectures: "
-                          f"{', '.join(archs) or 'none'}); a seq-cls RM needs a trained classification head")
+    need = ARCHITECTURES.get(entry.get("kind"))
+    if need and not any(a.endswith(need[0]) for a in archs):
+        raise ConfigError(f"{where}: not {need[1]} (architectures: {', '.join(archs) or 'none'}); {need[2]}")
     from tasks.models.rms.registry import make_rm
 
     local = {k: v for k, v in entry.items() if k != "revision"}

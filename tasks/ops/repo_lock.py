@@ -122,3 +122,21 @@ def waiters(root) -> list[dict]:
             continue
         out.append(note)
     return out
+
+
+def dvc_lock_problem(root) -> str | None:
+    """One line when another DVC process holds the project's lock (.dvc/tmp/lock: zc.lockfile, an flock(2) the kernel
+    drops with its process), so `prbench run` says so before a server starts instead of DVC after; None when free."""
+    path = Path(root) / ".dvc" / "tmp" / "lock"
+    if not path.is_file():
+        return None
+    with open(path, "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            who = fh.read().strip()   # zc.lockfile writes " <pid>\n" (and a host name with content_template)
+            return (f".dvc/tmp/lock: another dvc process{f' (pid {who.split()[0]})' if who else ''} holds this project's lock "
+                    "(a `prbench run`, `dvc repro` or `dvc exp run`); wait for it to end, or stop it")
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return None

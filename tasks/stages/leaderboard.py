@@ -74,7 +74,7 @@ def position_a_rate(rows: list[dict]):
     return _r4(sum(known) / len(known)) if known else None
 
 
-NO_LABELS = {"shares_llm_with": "", "shares_encoder_with": "", "in_distribution": False}
+NO_LABELS = {"shares_llm_with": "", "shares_encoder_with": "", "in_distribution": False, "implicit_reward": ""}
 
 
 def _row(rm, strategy, domain, n, estimate, rows, policy, labels=None) -> dict:
@@ -144,7 +144,7 @@ def leaderboard_metrics(rows: list[dict], scores: list[dict], p: dict, rms: dict
         else:
             entry["per_domain"][r["domain"]] = acc
     labels = {r["rm"]: {**{k: [x for x in r[k].split(", ") if x] for k in ("shares_llm_with", "shares_encoder_with")},
-                        "in_distribution": r["in_distribution"]} for r in rows}
+                        "in_distribution": r["in_distribution"], "implicit_reward": r["implicit_reward"]} for r in rows}
     return {"tie_policy": p["tie_policy"], "ci": p["ci"], "bootstrap": p["bootstrap"], "split": p["split"],
             "rms": dict(per_rm), "labels": dict(sorted(labels.items())),
             "adjacent": adjacent_tests(scores, rows, p, credits), "chance": chance_tests(scores, p, credits, rms)}
@@ -174,7 +174,7 @@ def _rm_label(rm: str, micro: list[dict]) -> str:
     r = next(x for x in micro if x["rm"] == rm)
     marks = (["in-distribution"] if r.get("in_distribution") else []) + [
         f"shares {what} with {r[key]}" for what, key in (("LLM", "shares_llm_with"), ("encoder", "shares_encoder_with"))
-        if r.get(key)]
+        if r.get(key)] + ([f"implicit reward: {r['implicit_reward']}"] if r.get("implicit_reward") else [])
     return f"{rm} [{'; '.join(marks)}]" if marks else rm
 
 

@@ -60,7 +60,7 @@ def load_params(path: str | Path | None = None, *, complete=False, plugin_check=
 
 
 def _under(key: str, prefixes) -> bool:
-    return any(key == p or key.startswith(p + ".") or p == "params.yaml" for p in prefixes)
+    return any(key == p or key.startswith(p + ".") or p.startswith(key + ".") or p == "params.yaml" for p in prefixes)
 
 
 def _copy(params: dict) -> dict:

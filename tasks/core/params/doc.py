@@ -23,9 +23,16 @@ def rows(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str, str, 
             out += rows(group, key + ".")
         else:
             default = f.get_default(call_default_factory=True)
-            kind = describe(f.annotation) + (f", {limits(f)}" if limits(f) else "")
+            kind = describe(f.annotation) + "".join(f", {c}" for c in constraints(f))
             out.append((key, kind, json.dumps(default), f.description or ""))
     return out
+
+
+def constraints(f) -> list[str]:
+    """What check.py holds a key's value to beyond its type, as --doc shows it."""
+    least = next((m.min_length for m in f.metadata if getattr(m, "min_length", None)), None)
+    return [c for c in (limits(f), least and f"at least {least}",
+                        (f.json_schema_extra or {}).get("names") and "keys are names: letters, digits, '-', '_'") if c]
 
 
 def schema_doc(plugins: dict[str, str] | None = None) -> str:

@@ -39,17 +39,76 @@ UNIQUE = [("rl.rms", "one rl_train stage per name"), ("benchmarks.*.rms", "each 
           ("correlation.comparisons", "one paired test per pair of benchmarks")]
 SKIP = {"rl.train.num_generations": lambda p: value(p, "rl.algorithm") == "ppo"}   # ppo takes no generations
 
-# Files and folders a run reads: (key, when it is read). `*` is every entry of a mapping, `[]` every item of a list.
+# Files and folders a run reads or writes: (key, when it is read, what it must be: tasks/core/paths.py's kinds).
+# `*` is every entry of a mapping, `[]` every item of a list.
 PATHS = [
-    ("ingest.path", lambda p: value(p, "ingest.source") == "files"),
-    ("ingest.rl_prompts.path", lambda p: value(p, "ingest.rl_prompts.source") == "files"),
-    ("rubrics.prompt", None), ("pairs.chosen_prompt", None), ("pairs.rejected_prompt", None),
-    ("pairs.judge.prompt", None), ("generic_pairs.prompt", lambda p: value(p, "generic_pairs.mode") == "generate"),
-    ("human_eval.proxy_prompt", lambda p: value(p, "human_eval.proxy") != "never"),
-    ("bon.prompt", None), ("bon.judge.prompt", None), ("rl.prompt", None), ("scoring.rms.*.prompt", None),
-    ("benchmarks.*.path", None), ("correlation.baselines[]", None), ("correlation.downstream_tables[]", None),
-    ("report.reference_params.*", None),
+    ("common.cache_dir", None, "new_folder"),
+    ("ingest.path", lambda p: value(p, "ingest.source") == "files", "any"),
+    ("ingest.rl_prompts.path", lambda p: value(p, "ingest.rl_prompts.source") == "files", "any"),
+    ("rubrics.prompt", None, "file"), ("pairs.chosen_prompt", None, "file"), ("pairs.rejected_prompt", None, "file"),
+    ("pairs.judge.prompt", None, "file"), ("generic_pairs.prompt", lambda p: value(p, "generic_pairs.mode") == "generate", "file"),
+    ("human_eval.raw_dir", None, "new_folder"), ("human_eval.key", None, "new_file"),
+    ("human_eval.proxy_prompt", lambda p: value(p, "human_eval.proxy") != "never", "file"),
+    ("bon.prompt", None, "file"), ("bon.judge.prompt", None, "file"), ("rl.prompt", None, "file"),
+    ("scoring.rms.*.prompt", None, "file"), ("scoring.rms.*.system_prompt_file", None, "file"),
+    ("benchmarks.*.path", None, "any"), ("correlation.baselines[]", None, "file"),
+    ("correlation.downstream_tables[]", None, "file"), ("report.reference_params.*", None, "file"),
+    ("releases.watch[].path", None, "new_folder"),   # a local rule's folder of checkpoints (empty until one lands)
 ]
+
+# The $fields each stage gives a prompt file (tasks/core/prompts.render refuses any other) under common.fidelity
+# corrected; under release the release's {field} replacement refuses none. (key, fields, or fields from the params
+# and the key's own place: a judge's mode, an RM's kind.)
+POLICY = ("question", "max_words", "profile")   # tasks/downstream/bon/sample.py policy_prompts
+JUDGE = {"per_aspect": ("question", "answer", "aspect", "evidence"), "all": ("question", "answer", "n", "aspect_list")}
+RM_JUDGE = {"judge-pairwise": ("user", "answer_a", "answer_b"), "judge-pointwise": ("user", "answer")}
+PROMPT_FIELDS = [
+    ("rubrics.prompt", ("question", "max_aspects", "profile")),                   # tasks/stages/rubrics.py
+    ("pairs.chosen_prompt", ("question", "aspects", "max_words", "profile")),     # tasks/stages/pairs.py
+    ("pairs.rejected_prompt", ("question", "aspects", "max_words", "profile")),
+    ("generic_pairs.prompt", ("question", "max_words")),                          # tasks/stages/generic_pairs.py
+    ("human_eval.proxy_prompt", ("dimension", "five", "dimensions", "question", "aspects", "profile", "answer")),
+    ("bon.prompt", POLICY), ("rl.prompt", POLICY),
+    ("pairs.judge.prompt", lambda p, where: _by(p, "pairs.judge.mode", JUDGE, "per_aspect")
+     if value(p, "pairs.judge.kind") == "llm" else None),                        # tasks/models/judge.py
+    ("bon.judge.prompt", lambda p, where: _by(p, "bon.judge.mode", JUDGE, "per_aspect")
+     if value(p, "bon.judge.kind") == "llm" else None),
+    ("scoring.rms.*.prompt", lambda p, where: _by(p, where.rsplit(".", 1)[0] + ".kind", RM_JUDGE)),
+]
+
+
+def _by(p: dict, key: str, table: dict, default=None):
+    """(the fields, the key that chose them and its value) where a key's value picks them (a judge's mode)."""
+    name = value(p, key) or default
+    fields = table.get(name) if isinstance(name, str) else None   # a wrong type is the type check's line
+    return (fields, f"{key} {name}") if fields else None
+
+
+def prompt_problems(p: dict, root: Path) -> list[str]:
+    """A prompt file that asks for a $field its stage does not give it: one line now, not a failure after the
+    stage loaded its LLM (naming another stage's prompt file is the usual way)."""
+    from string import Template
+
+    if value(p, "common.fidelity") != "corrected":
+        return []
+    out = []
+    for key, fields in PROMPT_FIELDS:
+        for where, v in expand(p, key):
+            given, chosen = (fields(p, where) or (None, None)) if callable(fields) else (fields, None)
+            path = Path(root) / str(v)
+            if not given or not isinstance(v, str) or not path.is_file():
+                continue
+            try:
+                asks = Template(path.read_text(encoding="utf-8")).get_identifiers()
+            except (OSError, UnicodeDecodeError) as exc:
+                out.append(f"{where}: cannot read '{v}': {exc}")
+                continue
+            extra = [f for f in dict.fromkeys(asks) if f not in given]
+            if extra:
+                under = f" under {chosen}" if chosen else ""
+                out.append(f"{where}: '{v}' asks for ${extra[0]}, which this stage does not give a prompt{under} (it "
+                           f"gives {', '.join('$' + f for f in given)}): is it another stage's prompt file?")
+    return out
 
 
 def value(p, key: str):
@@ -62,24 +121,47 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def cross_problems(p: dict) -> list[str]:
-    out = []
+FORMATS = [("releases.reproduce_cron", "cron"), ("releases.watch_cron", "cron")]   # strings of a form: its checker
+
+
+def format_problems(p: dict) -> list[str]:
+    from tasks.core import cron
+
+    check = {"cron": cron.problem}
+    return [f"{key}: {why}" for key, form in FORMATS if isinstance(value(p, key), str)
+            for why in [check[form](value(p, key))] if why]
+
+
+def cross_problems(p: dict, bad=frozenset()) -> list[str]:
+    """CROSS, UNIQUE and the comparisons; a rule against a key with a problem of its own (`bad`) is left out. Keys
+    broken against one other key by one relation are one line (profiles.k lowered: every profile_k above it)."""
+    broken: dict[tuple, list] = {}
     for key, rel, others, why in CROSS:
         mine = value(p, key)
         other = next((o for o in others if value(p, o) is not None), others[-1])
         theirs = value(p, other)
-        if not (_number(mine) and _number(theirs)) or (key in SKIP and SKIP[key](p)):
+        if not (_number(mine) and _number(theirs)) or (key in SKIP and SKIP[key](p)) or {key, other} & set(bad):
             continue
-        if rel == "<=" and mine > theirs:
-            out.append(f"{key}: {mine} is more than {other} ({theirs}): {why}")
-        elif rel == "<" and mine >= theirs:
-            out.append(f"{key}: {mine} is not below {other} ({theirs}): {why}")
-        elif rel == "divides" and mine > 0 and theirs % mine:
-            out.append(f"{key}: {mine} does not divide {other} ({theirs}): {why}")
+        if (rel == "<=" and mine > theirs) or (rel == "<" and mine >= theirs) or (
+                rel == "divides" and mine > 0 and theirs % mine):
+            broken.setdefault((rel, other, theirs), []).append((key, mine, why))
+    out = [_broken_line(rel, other, theirs, keys) for (rel, other, theirs), keys in broken.items()]
     for pattern, why in UNIQUE:
         for key, names in expand(p, pattern):
             out += [f"{key}: {_name(n)} is listed twice: {why}" for n in twice(names)]
-    return out + comparison_problems(p) + bon_k_problems(p)
+    return out + comparison_problems(p) + bon_k_problems(p) + format_problems(p)
+
+
+VERB = {"<=": "is more than", "<": "is not below", "divides": "does not divide"}
+
+
+def _broken_line(rel: str, other: str, theirs, keys: list) -> str:
+    if len(keys) == 1:
+        key, mine, why = keys[0]
+        return f"{key}: {mine} {VERB[rel]} {other} ({theirs}): {why}"
+    named = ", ".join(f"{k} ({v})" for k, v, _ in keys[:-1]) + f" and {keys[-1][0]} ({keys[-1][1]})"
+    verb = {"is more than": "are more than", "is not below": "are not below", "does not divide": "do not divide"}
+    return f"{named}: {verb[VERB[rel]]} {other} ({theirs}): {keys[0][2].split(': ')[-1]}"
 
 
 def twice(names) -> list:
@@ -136,28 +218,22 @@ def expand(p, key: str) -> list[tuple[str, object]]:
 
 
 def path_problems(p: dict, root: Path, scope=True) -> list[str]:
-    """A file or folder named in the params that is not there (relative to `root`, where stages run); `scope`:
-    True, or only the keys under these (what the stages that run read)."""
+    """A file or folder named in the params that is not there, or not what its key needs (a folder given for a
+    file, a file for a folder), relative to `root`, where stages run; `scope`: True, or only the keys under these
+    (what the stages that run read)."""
+    from tasks.core.paths import problem
+
     out, rel = [], "" if Path(root).resolve() == Path.cwd().resolve() else f" (relative to {root})"
-    for key, when in PATHS:
+    for key, when, kind in PATHS:
         if when is not None and not when(p):
             continue
         for where, v in expand(p, key):
             if scope is not True and not any(where == s or where.startswith(s + ".") for s in scope):
                 continue
-            if isinstance(v, str) and v and not (Path(root) / v).exists():
-                out.append(f"{where}: no such file or folder '{v}'{rel}{_near(Path(root), v)}")
-    return out
-
-
-def _near(root: Path, v: str) -> str:
-    """' (did you mean 'prompts/planner.txt'?)' for a misspelt name in a folder that exists, or ''."""
-    import difflib
-
-    folder = (root / v).parent
-    names = sorted(c.name for c in folder.iterdir()) if folder.is_dir() else []
-    close = difflib.get_close_matches(Path(v).name, names, n=1, cutoff=0.6)
-    return f" (did you mean '{(Path(v).parent / close[0]).as_posix()}'?)" if close else ""
+            why = problem(v, kind, root) if isinstance(v, str) else None
+            if why:
+                out.append(f"{where}: {why}{rel if why.startswith('no such') else ''}")
+    return out + prompt_problems(p, root)
 
 
 def notices(p: dict) -> list[str]:

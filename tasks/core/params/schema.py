@@ -11,13 +11,18 @@ Strategy = str      # a profile strategy name: checked against the strategy regi
 LlmName = str       # a name under `llms`: checked across groups (check.py)
 
 
-def F(default, doc: str, **limits):
-    """A key: its default, one-line doc and range (ge=, gt=, le=, lt=; checked in check.py, shown by --doc)."""
-    return Field(default, description=doc, **limits)
+def F(default, doc: str, names: bool = False, **limits):
+    """A key: its default, one-line doc and range (ge=, gt=, le=, lt=, min_length=; checked in check.py, shown by
+    --doc). `names`: a mapping whose keys name stages and files (check.py's NAME)."""
+    return Field(default, description=doc, json_schema_extra={"names": True} if names else None, **limits)
 
 
 EMBEDDING_JUDGE = {"kind": "embedding", "encoder": "embedded:all-MiniLM-L6-v2", "partly": 0.35, "well": 0.5,
                    "prompt": "prompts/judge_aspect.txt", "max_tokens": 128}
+# the RMs a file that leaves scoring.rms out scores: the null baselines and the positive-control ladder that
+# correlation.primary.rms (ladder-*) names (w = (i/11)^3, as params.yaml)
+DEFAULT_RMS = {**{k: {"kind": k} for k in ("length-longer", "length-shorter", "random")},
+               **{f"ladder-{i:02d}": {"kind": "mixture", "weight": round((i / 11) ** 3, 3)} for i in range(12)}}
 SMOLLM2 = {"backend": "llamacpp", "model": "embedded:smollm2-135m", "n_ctx": 4096, "n_threads": 1}
 
 
@@ -50,7 +55,8 @@ class RlPrompts(Group):
     hub_id: str = F("alireza7/LaMP-QA", "the hub dataset when source is hub")
     revision: str | None = F(None, REVISION)
     path: str | None = F(None, "with source files: a folder of {Config}_train.json (official download)")
-    splits: list[Literal["train", "validation", "test"]] = F(["train"], "splits read from it: none of ingest.splits")
+    splits: list[Literal["train", "validation", "test"]] = F(["train"], "splits read from it: none of ingest.splits",
+                                                           min_length=1)
     limit_per_split: int | None = F(None, "cost control: the first N good rows per file", ge=1)
 
 
@@ -61,8 +67,8 @@ class Ingest(Group):
     revision: str | None = F(None, REVISION)
     layout: Literal["auto", "lamp_qa", "rewardbench"] = F("auto", "rewardbench: rows carry chosen/rejected")
     configs: list[str] = F(["Art_and_Entertainment", "Lifestyle_and_Personal_Development", "Society_and_Culture"],
-                           "LaMP-QA configs (domains) to read")
-    splits: list[Literal["train", "validation", "test"]] = F(["train", "test"], "splits to read")
+                           "LaMP-QA configs (domains) to read", min_length=1)
+    splits: list[Literal["train", "validation", "test"]] = F(["train", "test"], "splits to read", min_length=1)
     on_error: Literal["fail", "quarantine"] = F("fail", "quarantine: bad rows go to data/ingest/quarantine.parquet")
     limit_per_split: int | None = F(None, "cost control: keep the first N good rows per file", ge=1)
     pair_source: str = F("sample", "label recorded as generator 'reference:<label>' on ingested pairs")
@@ -79,7 +85,7 @@ class Profiles(Group):
     k: int = F(10, "top-k posts kept per question", ge=1)
     context_k: int = F(4, "of those, how many form the profile text RMs see (raw_profile)", ge=1)
     max_words_per_post: int = F(60, "per post in the formatted profile text", ge=1)
-    batch_size: int = F(64, "encoder batch size", ge=1)
+    batch_size: int = F(64, "encoder batch size on a GPU (texts of one token count); on CPU each text alone", ge=1)
 
 
 class TextGen(Group):
@@ -93,7 +99,7 @@ class TextGen(Group):
 
 class Rubrics(TextGen):
     prompt: str = F("prompts/planner.txt", "the planner's prompt file")
-    splits: list[str] = F(["test"], "splits the planner infers aspects for")
+    splits: list[str] = F(["test"], "splits the planner infers aspects for", min_length=1)
     questions_limit: int | None = F(None, "cost control: first N questions", ge=1)
     per_domain_limit: int | None = F(None, "cost control: first N questions per domain (null = all); planner rows "
                                            "missing for a scored pair are counted as planner_failed", ge=1)
@@ -110,7 +116,7 @@ class Pairs(TextGen):
     generate: bool = F(True, "generate (and judge) pairs even when scoring reads the reference ones")
     chosen_prompt: str = F("prompts/pair_chosen.txt", "prompt of the answer that follows the rubric")
     rejected_prompt: str = F("prompts/pair_rejected.txt", "prompt of the answer that violates it")
-    splits: list[str] = F(["train", "test"], "splits judged and selected")
+    splits: list[str] = F(["train", "test"], "splits judged and selected", min_length=1)
     generate_splits: list[str] = F(["test"], "splits the LLM writes pairs for")
     generate_per_domain: int | None = F(4, "cost control: first N questions per domain (null = all)", ge=1)
     questions_limit: int | None = F(None, "cost control: first N questions", ge=1)
@@ -123,7 +129,7 @@ class Pairs(TextGen):
 
 
 class HumanEval(Group):
-    splits: list[str] = F(["test"], "splits annotators rate")
+    splits: list[str] = F(["test"], "splits annotators rate", min_length=1)
     raw_dir: str = F("data/human_eval/input/raw", "annotators' files: .csv, .jsonl, Label Studio .json")
     key: str = F("data/human_eval/input/key.parquet", "the unblinding key (written by prbench human-eval export)")
     on_error: Literal["fail", "quarantine"] = F("fail", "quarantine: bad rows to data/human_eval/quarantine.parquet")
@@ -147,7 +153,7 @@ class HumanEval(Group):
 class GenericPairs(TextGen):
     mode: Literal["generate", "degraded"] = F("generate", "the LLM answers the question alone | another user's answer")
     prompt: str = F("prompts/pair_generic.txt", "the non-personalised answer's prompt")
-    splits: list[str] = F(["test"], "splits of the generic benchmark")
+    splits: list[str] = F(["test"], "splits of the generic benchmark", min_length=1)
     questions_limit: int | None = F(None, "cost control: first N questions", ge=1)
     per_domain_limit: int | None = F(4, "only these pairs are scored (null = all)", ge=1)
     max_words: int = F(100, "as pairs.max_words, so lengths stay comparable", ge=1)
@@ -165,25 +171,27 @@ class TrainRm(Group):
 
 
 class Scoring(Group):
-    splits: list[str] = F(["test"], "the benchmark split(s)")
+    splits: list[str] = F(["test"], "the benchmark split(s)", min_length=1)
     per_domain_limit: int | None = F(4, "cost control: first N test pairs per domain (null = all)", ge=1)
-    benchmarks: list[Literal["personalised", "generic"]] = F(["personalised", "generic"], "benchmarks scored")
-    strategies: list[Strategy] = F(["none", "raw_profile", "planner", "oracle"], "profile strategies compared")
+    benchmarks: list[Literal["personalised", "generic"]] = F(["personalised", "generic"], "benchmarks scored",
+                                                             min_length=1)
+    strategies: list[Strategy] = F(["none", "raw_profile", "planner", "oracle"], "profile strategies compared",
+                                 min_length=1)
     generic_strategies: list[Strategy] = F(["raw_profile"], "strategies the generic benchmark is scored with")
-    rms: dict[str, dict] = F({}, "the RMs: name -> {kind: ..., options}")
+    rms: dict[str, dict] = F(DEFAULT_RMS, "the RMs: name -> {kind: ..., options}", names=True, min_length=1)
 
 
 class BenchmarkEntry(Group):
     """One `benchmarks:` entry: another benchmark scored through the same list-wise scorer."""
-    source: str = F("rewardbench2", "its importer (tasks/stages/benchmarks): personalised, generic, rewardbench2, "
-                                     "personal-rewardbench, prism, rm-bench, ppe-human")
+    source: str = F(..., "its importer (tasks/stages/benchmarks): personalised, generic, rewardbench2, "
+                         "personal-rewardbench, prism, rm-bench, ppe-human (required)")
     path: str | None = F(None, "a local copy of the published layout (file or folder); null = hub_id")
     hub_id: str | None = F(None, "the HF hub dataset (null = the importer's published id)")
     revision: str | None = F(None, "with hub_id / no path (`prbench score`), or a local copy made by `hf download "
                                    "--local-dir`: the dataset revision (null = main), recorded as the sha read")
     subset: str | None = F(None, "only this subset (null = all)")
     limit: int | None = F(None, "cost control: the first N items (null = all)", ge=1)
-    rms: list[str] = F([], "the RMs (names under scoring.rms) scored on it")
+    rms: list[str] = F(..., "the RMs (names under scoring.rms) scored on it (required)", min_length=1)
 
 
 class Leaderboard(Group):

@@ -22,8 +22,8 @@ class Bon(Group):
     max_words: int = F(100, "the length the prompt asks for", ge=1)
     profile_k: int = F(4, "posts shown to the policy (paper 10)", ge=0)
     max_words_per_post: int = F(60, "words per post shown to the policy", ge=1)
-    splits: list[str] = F(["test"], "splits whose questions are answered")
-    domains: list[str] | None = F(None, "null = all, or e.g. [Art, Lifestyle]")
+    splits: list[str] = F(["test"], "splits whose questions are answered", min_length=1)
+    domains: list[str] | None = F(None, "null = all, or e.g. [Art, Lifestyle]", min_length=1)
     questions_limit: int | None = F(3, "cost control: first N questions of each domain (null = all)", ge=1)
     judge: dict = F({**EMBEDDING_JUDGE, "prompt": "prompts/judge_all.txt"}, "the rubric judge, same shape as pairs.judge")
     strategy: Strategy = F("raw_profile", "what each RM sees of the user")
@@ -38,7 +38,7 @@ class RlPolicy(Group):
 
 
 class RlTrain(Group):
-    splits: list[str] = F(["train"], "splits whose questions are training prompts")
+    splits: list[str] = F(["train"], "splits whose questions are training prompts", min_length=1)
     questions_limit: int | None = F(None, "first N questions per domain (null = all)", ge=1)
     per_domain: bool = F(False, "one policy per domain (the release: per RM and domain), or one pooled")
     updates: int | None = F(12, "updates = rollout batches (null = epochs over the questions)", ge=1)
@@ -61,7 +61,7 @@ class RlTrain(Group):
 
 
 class RlEval(Group):
-    splits: list[str] = F(["test"], "splits the policies answer")
+    splits: list[str] = F(["test"], "splits the policies answer", min_length=1)
     questions_limit: int | None = F(1, "first N test questions per domain (null = all)", ge=1)
     max_tokens: int = F(24, "answer budget, as rl.train.response_length", ge=1)
     temperature: float = F(0.0, "0 = greedy; > 0 samples one answer per question, seeded (the release samples)", ge=0)
@@ -96,7 +96,7 @@ class Primary(Group):
     statistic: Literal["pearson", "spearman", "kendall_tau_b"] = F("pearson", "the correlation tested")
     alternative: Literal["greater", "less", "two-sided"] = F("greater", "H1: greater = the benchmark predicts")
     alpha: float = Field(0.05, gt=0, lt=1, description="the test's level (significant: p < alpha)")
-    rms: list[str] = F(["ladder-*"], "the RMs in it: names or fnmatch patterns over scoring.rms")
+    rms: list[str] = F(["ladder-*"], "the RMs in it: names or fnmatch patterns over scoring.rms", min_length=1)
 
 
 class Power(Group):
@@ -113,9 +113,10 @@ class Correlation(Group):
     split: str | None = F("test", "null = every split")
     benchmarks: list[str] = F(["personalised", "generic"], "benchmarks ranked: personalised, generic, and "
                               "<entry>:published for a `benchmarks:` entry by its publisher's own score (labelled); "
-                              "every entry is also ranked by prbench's list-wise score")
+                              "every entry is also ranked by prbench's list-wise score", min_length=1)
     tie_policy: Literal["strict", "half"] = F("strict", "strict | half ('drop' refused: every question counts)")
-    downstream: list[str] = F(["bon", "rl"], "downstream methods compared with (the downstream registry: bon, rl)")
+    downstream: list[str] = F(["bon", "rl"], "downstream methods compared with (the downstream registry: bon, rl)",
+                                 min_length=1)
     bon_method: Literal["expected", "first_k"] = F("expected", "BoN's best-of-k rule")
     bon_k: int | None = F(None, "null = the largest k", ge=1)
     exclude_rms: list[str] = F(["(oracle)", "(random)"], "never correlated")
@@ -155,7 +156,8 @@ class Root(BaseModel):
     scale: Scale = F(Scale(), "where per-RM work runs")
     ingest: Ingest = F(Ingest(), "the ingest stage")
     profiles: Profiles = F(Profiles(), "the profiles stage (retrieval)")
-    llms: dict[str, dict] = F({"smollm2": SMOLLM2}, "named LLMs: name -> {backend: ..., model: ..., options}")
+    llms: dict[str, dict] = F({"smollm2": SMOLLM2}, "named LLMs: name -> {backend: ..., model: ..., options}",
+                             min_length=1)
     rubrics: Rubrics = F(Rubrics(), "the rubrics stage (planner)")
     pairs: Pairs = F(Pairs(), "the pairs stage")
     human_eval: HumanEval = F(HumanEval(), "the human_eval stage")
@@ -163,7 +165,7 @@ class Root(BaseModel):
     train_rm: TrainRm = F(TrainRm(), "the train_rm stage")
     scoring: Scoring = F(Scoring(), "the score stages")
     benchmarks: dict[str, BenchmarkEntry] = F({}, "other benchmarks through the same scorer: name -> entry "
-                                                  "(a bench_score@<name> stage each)")
+                                                  "(a bench_score@<name> stage each)", names=True)
     leaderboard: Leaderboard = F(Leaderboard(), "the leaderboard stage")
     bon: Bon = F(Bon(), "the Best-of-N stages")
     rl: Rl = F(Rl(), "the RL stages")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from tasks.core.errors import UserError
 from tasks.core.schemas.pipeline import (  # noqa: F401 - every schema importable from here
     ASPECT, QUESTIONS, HALVES, PROFILES, PAIRS, QUARANTINE, RANKED_PROFILE, PROFILE_CONTEXT, INFERRED_RUBRICS,
     GENERATED_PAIRS, JUDGED_PAIRS, SCORES, LIST_SCORES, LEADERBOARD,
@@ -42,8 +43,8 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 
 
-class SchemaMismatch(Exception):
-    pass
+class SchemaMismatch(UserError):
+    """A table that does not have the schema it must: a user's file, or an output edited by hand."""
 
 
 def conform(table: pa.Table, name: str) -> pa.Table:

@@ -165,6 +165,7 @@ LEADERBOARD = pa.schema([
     ("shares_llm_with", pa.string()),     # judges this RM shares its LLM with, e.g. "bon.judge" ("" = none)
     ("shares_encoder_with", pa.string()), # embedding judges this RM shares its encoder with, e.g. "bon.judge"
     ("in_distribution", pa.bool_()),      # the train_rm stage's RM: trained on pairs built like the benchmark's
+    ("implicit_reward", pa.string()),     # a DPO policy's log-probabilities: "DPO vs <ref>", "DPO, reference-free" ("" = no)
     ("score_dtype", pa.string()),         # the dtype its scores were computed in (null: no model ran here)
     ("within_resolution", pa.int64()),    # decided pairs whose margin is within that dtype's resolution
 ])

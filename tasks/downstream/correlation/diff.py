@@ -108,14 +108,27 @@ def _in_headline(file: str, metric: str) -> bool:
         file == CORRELATION and metric == "primary.estimate")
 
 
+def target_problems(targets: list[str], revs: list[str | None], cwd=".") -> list[str]:
+    """Each --targets path that is neither in the workspace nor at a revision compared (dvc would diff nothing and
+    say nothing changed), with "did you mean"."""
+    from pathlib import Path
+
+    from tasks.core.paths import near
+
+    def at(rev: str, path: str) -> bool:
+        return subprocess.run(["git", "cat-file", "-e", f"{rev}:{path}"], cwd=cwd, capture_output=True).returncode == 0
+    where = ", ".join(["the workspace", *(r for r in revs if r)])
+    return [f"--targets: no metrics file or folder '{t}' in {where}{near(Path(cwd) / t, t)}" for t in targets
+            if not (Path(cwd) / t).exists() and not any(at(r, t) for r in revs if r)]
+
+
 def cmd_diff(args) -> int:
     from tasks.downstream.correlation.headline import format_headline, headline_rows
 
-    try:
-        raw = metrics_diff(args.rev_a, args.rev_b, targets=args.targets)
-    except ConfigError as exc:
-        print(str(exc), file=sys.stderr)
-        return 1
+    problems = target_problems(args.targets or [], [args.rev_a, args.rev_b])
+    if problems:
+        raise ConfigError("\n".join(problems))
+    raw = metrics_diff(args.rev_a, args.rev_b, targets=args.targets)
     rows = diff_rows(raw, all_metrics=True)
     others = sum(not _in_headline(r["file"], r["metric"]) for r in rows)
     print(format_headline(headline_rows(args.rev_a, args.rev_b), args.rev_a, args.rev_b, 0 if args.all_metrics else others))

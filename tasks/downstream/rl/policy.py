@@ -24,6 +24,20 @@ from tasks.core.errors import ConfigError
 WEIGHTS, MANIFEST = "policy.safetensors", "policy.json"
 
 
+def model_problem(model: str) -> str | None:
+    """Why rl.policy.model names no policy (an embedded:<name> or .gguf that is not there, a local folder that is
+    not), told without loading it; None for a hub id."""
+    from tasks.models.llm.backends.llamacpp import gguf_problem
+    from tasks.core.paths import looks_local
+
+    if model.startswith("embedded:") or model.endswith(".gguf"):
+        return gguf_problem(model)
+    path = Path(model).expanduser()
+    if path.exists():
+        return None if path.is_dir() else f"'{model}' is a file: expected embedded:<name>, a .gguf, a folder or a hub id"
+    return f"no such folder '{model}'; expected embedded:<name>, a .gguf, a folder or a hub id" if looks_local(model) else None
+
+
 def _gguf(model: str) -> Path | None:
     from tasks.models.llm.backends.llamacpp import resolve_gguf
 

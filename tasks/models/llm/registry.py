@@ -7,10 +7,11 @@ from tasks.core.errors import ConfigError
 from tasks.models.llm.backends import BACKENDS
 from tasks.models.llm.cache import CallCache
 from tasks.models.llm.client import LLM
-from tasks.core.registry import check_entry
+from tasks.core.registry import at_least, check_entry
 
 # Options of the LLM client itself (name -> type); everything else in the entry goes to the backend.
-CLIENT_OPTIONS = {"concurrency": int, "max_retries": int, "backoff_base_s": float, "backoff_max_s": float,
+CLIENT_OPTIONS = {"concurrency": at_least(1), "max_retries": at_least(0), "backoff_base_s": at_least(0, float),
+                  "backoff_max_s": at_least(0, float),
                   "retry_seed": int}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from tasks.core.registry import at_least
 from tasks.models.rms.base import AnswerScore, RewardModel, input_hash
 from tasks.models.rms.registry import register
 
@@ -32,7 +33,7 @@ class LengthShorter(LengthLonger):
 class RandomRM(RewardModel):
     """A seeded coin per answer, keyed by the answer's text: reruns and reorderings agree."""
     kind = "random"
-    OPTIONS = {"seed": int}
+    OPTIONS = {"seed": at_least(0)}
 
     def __init__(self, name, entry, resources=None):
         super().__init__(name, entry)
@@ -55,6 +56,12 @@ class SimilarityRM(RewardModel):
     question, so the baseline still means something."""
     kind = "similarity"
     OPTIONS = {"encoder": str}
+
+    @classmethod
+    def entry_problems(cls, entry, key):
+        from tasks.models.encoders import entry_problems
+
+        return entry_problems(entry, key)
 
     def __init__(self, name, entry, resources):
         super().__init__(name, entry)

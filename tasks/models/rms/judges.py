@@ -20,6 +20,7 @@ from typing import Literal
 from tasks.core.progress import bar as progress_bar
 
 from tasks.core.errors import ConfigError
+from tasks.core.registry import at_least
 from tasks.core.fidelity import pick
 from tasks.models.llm import GenParams
 from tasks.core.prompts import render, render_release
@@ -77,7 +78,7 @@ PAIR_PROMPTS = {"corrected": _pair_prompt, "release": _pair_prompt_release}   # 
 
 
 class _LLMJudge(RewardModel):
-    OPTIONS = {"llm": str, "prompt": str, "verdict": Literal[VERDICTS], "max_tokens": int}
+    OPTIONS = {"llm": str, "prompt": str, "verdict": Literal[VERDICTS], "max_tokens": at_least(1)}
     REQUIRED = ("llm",)   # a name under params `llms`
     DEFAULT_PROMPT = ""
 

@@ -15,6 +15,7 @@ import random
 
 from tasks.core import layout
 from tasks.core.errors import ConfigError
+from tasks.core.registry import at_least, within
 from tasks.models.rms.base import AnswerScore, RewardModel, input_hash
 from tasks.models.rms.registry import register
 
@@ -28,8 +29,15 @@ def gold_text(question: dict) -> str:
 @register
 class MixtureRM(RewardModel):
     kind = KIND
-    OPTIONS = {"weight": float, "noise_scale": float, "encoder": str, "seed": int, "questions": str}
+    OPTIONS = {"weight": within(0, 1), "noise_scale": at_least(0, float), "encoder": str, "seed": at_least(0),
+               "questions": str}
     REQUIRED = ("weight",)
+
+    @classmethod
+    def entry_problems(cls, entry, key):
+        from tasks.models.encoders import entry_problems
+
+        return entry_problems(entry, key)
 
     def __init__(self, name, entry, resources):
         super().__init__(name, entry)

@@ -6,22 +6,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import re
 from pathlib import Path
 
 EXPECTS = ("expected a hub id, or a folder with config.json, weights (*.safetensors / *.bin) and a tokenizer, as "
            "`hf download ID --local-dir DIR` writes")
 WEIGHTS = ("*.safetensors", "*.bin", "*.safetensors.index.json", "*.bin.index.json")
 SENTENCEPIECE = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model")   # what transformers converts with it
-HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
-
-
-def looks_local(model: str) -> bool:
-    """A path rather than a hub id: explicitly relative or absolute, deeper than owner/name, or under a folder
-    that exists here (a hub id's owner is no folder of the project)."""
-    if model.startswith(("/", "./", "../", "~")) or not HUB_ID.fullmatch(model):
-        return True
-    return "/" in model and Path(model.split("/")[0]).is_dir()
+from tasks.core.paths import looks_local  # noqa: F401 - where callers of this module found it
 
 
 def problem(model) -> str | None:

@@ -16,7 +16,7 @@ NOT_RM = (SCHEDULING, LIMIT)
 
 def _load_kinds() -> None:
     # imported for their @register side effect; heavy libraries load only when an RM is built
-    from tasks.models.rms import baselines, judges, mixture, seq_cls  # noqa: F401
+    from tasks.models.rms import baselines, dpo, judges, mixture, seq_cls  # noqa: F401
 
 
 KINDS = Registry("kind", _load_kinds)
@@ -27,8 +27,7 @@ def check(name: str, entry, key: str | None = None) -> list[str]:
     """Problems of one `scoring.rms` entry, without building it: kind, options and their types, then what the
     kind tells from its files (a model folder that is not one)."""
     key = key or f"scoring.rms.{name}"
-    problems = check_entry(entry, KINDS, key, shared={SCHEDULING: dict[str, float], LIMIT: int | None})
-    return problems or KINDS[entry["kind"]].entry_problems(entry, key)
+    return check_entry(entry, KINDS, key, shared={SCHEDULING: dict[str, float], LIMIT: int | None})
 
 
 def make_rm(name: str, entry: dict, resources) -> RewardModel:

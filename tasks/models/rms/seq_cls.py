@@ -10,6 +10,7 @@ from typing import Literal
 
 from tasks.core import layout
 from tasks.core.errors import ConfigError
+from tasks.core.registry import at_least
 from tasks.models.rms.base import AnswerScore, RewardModel
 from tasks.core.fidelity import pick
 from tasks.models.rms import invariant
@@ -86,8 +87,8 @@ def _load_errors() -> tuple[type[BaseException], ...]:
 
 
 class _HFRewardModel(RewardModel):
-    OPTIONS = {"model": str, "revision": str | None, "dtype": Literal[DTYPES], "max_length": int | None,
-               "batch_size": int, "trust_remote_code": bool, "batch_invariant": bool}
+    OPTIONS = {"model": str, "revision": str | None, "dtype": Literal[DTYPES], "max_length": at_least(1) | None,
+               "batch_size": at_least(1), "trust_remote_code": bool, "batch_invariant": bool}
     PLAN = staticmethod(invariant.plan)   # the batch-invariant micro-batches this kind's forward can run
 
     def __init__(self, name, entry):
@@ -109,35 +110,41 @@ class _HFRewardModel(RewardModel):
         why = problem(entry.get("model"))
         return [f"{key}.model: {why}"] if why else []
 
-    def _load(self, loader, **kwargs):
-        """from_pretrained with this entry's revision and trust; a folder that is not a model, a load that fails and
-        remote-code refusals are one ConfigError naming the entry's model, never a traceback."""
-        why = type(self).entry_problems({"model": self.model_id}, f"scoring.rms.{self.name}")
+    def _load(self, loader, key: str = "model", source: tuple[str, str | None] | None = None, **kwargs):
+        """from_pretrained of the entry's model, or of another model option `key` (dpo's ref_model) given as `source`
+        (id, revision), with the entry's trust; a folder that is not a model, a load that fails and remote-code
+        refusals are one ConfigError naming that option and its model, never a traceback."""
+        from tasks.models.rms.model_folder import problem
+
+        model_id, revision = source or (self.model_id, self.revision)
+        why = type(self).entry_problems({"model": model_id, "trust_remote_code": self.trust},
+                                        f"scoring.rms.{self.name}") if key == "model" else \
+            [f"scoring.rms.{self.name}.{key}: {w}" for w in [problem(model_id)] if w]
         if why:
             raise ConfigError(why[0])
         if not self.trust:
             from transformers import PretrainedConfig
 
             try:
-                config = PretrainedConfig.get_config_dict(self.model_id, revision=self.revision)[0]
+                config = PretrainedConfig.get_config_dict(model_id, revision=revision)[0]
             except (OSError, ValueError) as exc:
-                raise self._cannot_load(exc) from None
+                raise self._cannot_load(exc, key, model_id) from None
             if config.get("auto_map"):
-                raise _untrusted(self.name, self.model_id)
+                raise _untrusted(self.name, model_id)
         try:
-            return loader.from_pretrained(self.model_id, revision=self.revision, trust_remote_code=self.trust, **kwargs)
+            return loader.from_pretrained(model_id, revision=revision, trust_remote_code=self.trust, **kwargs)
         except ValueError as exc:
             if "trust_remote_code" in str(exc):
-                raise _untrusted(self.name, self.model_id) from None
-            raise self._cannot_load(exc) from None
+                raise _untrusted(self.name, model_id) from None
+            raise self._cannot_load(exc, key, model_id) from None
         except _load_errors() as exc:   # missing or corrupt files, an optional package, an unknown model type
-            raise self._cannot_load(exc) from None
+            raise self._cannot_load(exc, key, model_id) from None
 
-    def _cannot_load(self, exc: Exception) -> ConfigError:
+    def _cannot_load(self, exc: Exception, key: str, model_id: str) -> ConfigError:
         from tasks.models.rms.model_folder import EXPECTS
 
         first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
-        return ConfigError(f"scoring.rms.{self.name}.model: cannot load '{self.model_id}': {type(exc).__name__}: "
+        return ConfigError(f"scoring.rms.{self.name}.{key}: cannot load '{model_id}': {type(exc).__name__}: "
                            f"{first[:300]}; {EXPECTS}")
 
     def _max_length(self, tok, config) -> int:
@@ -167,6 +174,7 @@ class _HFRewardModel(RewardModel):
 class SeqClsRM(_HFRewardModel):
     kind = "seq-cls"
     OPTIONS = {**_HFRewardModel.OPTIONS, "chat_template": str | None, "attn_implementation": str | None}
+    REQUIRED = ("model",)
 
     def __init__(self, name, entry):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -219,6 +227,7 @@ class SeqClsRM(_HFRewardModel):
 class BradleyTerryRM(SeqClsRM):
     """The train_rm stage's model (a seq-cls head trained on the train split's pairs)."""
     kind = "bradley-terry"
+    REQUIRED = ()   # its model is the train_rm stage's folder unless the entry names one
 
     def default_model(self):
         return layout.TRAIN_RM["model"]
@@ -241,6 +250,14 @@ class InternLM2RewardRM(_HFRewardModel):
     `model.get_scores(tokenizer, chats)`. Remote code is required, so the entry must opt in."""
     kind = "internlm2-reward"
     PLAN = staticmethod(invariant.one_each)   # get_scores pads by itself: one answer per call is a fixed shape
+    REQUIRED = ("model",)
+
+    @classmethod
+    def entry_problems(cls, entry, key):
+        if entry.get("trust_remote_code") is not True:   # its get_scores is the model's own code: never by default
+            return [f"{key}.trust_remote_code: kind '{cls.kind}' runs the model's own Python code (get_scores): set "
+                    "`trust_remote_code: true` in this entry if you trust that code"]
+        return super().entry_problems(entry, key)
 
     def __init__(self, name, entry):
         from transformers import AutoModel, AutoTokenizer

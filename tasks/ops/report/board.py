@@ -75,12 +75,14 @@ def leaderboard(rows: list[dict], columns: list[str], metrics: dict, controls=fr
                 for t in tests}
     chance = metrics.get("chance") or {}
     vs_chance = {(rm, st): t for st, per in (chance.get("tests") or {}).items() for rm, t in (per.get("rms") or {}).items()}
+    implicit = {rm: v.get("implicit_reward") for rm, v in (metrics.get("labels") or {}).items() if isinstance(v, dict)}
     body = []
     for rm, s in keys:
         e, m = entries.get((rm, s), {}), micro.get((rm, s), {})
         ev = bool(e.get("evaluation_only", m.get("evaluation_only")))
         role = " (positive control)" if rm in controls else " (null baseline)" if rm in nulls else ""
-        cells = [_cell(rm, rm + role), _cell(s, strategy_label(s, ev)), _acc_cell(e.get(MICRO)), _resolution(e, m),
+        kind = " (implicit reward)" if implicit.get(rm) else ""   # a DPO policy: its column names the reference
+        cells = [_cell(rm, rm + role + kind), _cell(s, strategy_label(s, ev)), _acc_cell(e.get(MICRO)), _resolution(e, m),
                  _acc_cell(e.get(MACRO)),
                  _cell(e.get("pairs")), _cell(e.get("ties", m.get("ties"))), _cell(e.get("invalid", m.get("invalid"))),
                  _cell(e.get("truncated", m.get("truncated"))),

