@@ -89,6 +89,23 @@ def test_stages_end_to_end_and_adding_an_rm_reuses_everything(tmp_path, figures)
     assert second["report"]["lines"]["length-longer"] == lines["length-longer"], "adding an RM moves no other line"
 
 
+def test_the_policy_answers_only_the_downstream_half(tmp_path):
+    """Best-of-N samples the test questions ingest set aside for downstream, never the half the benchmark scores
+    (questions_limit off: with it, both halves held as many questions per domain)."""
+    from tasks.core import halves
+    from tasks.downstream.bon import sample
+
+    params = project(tmp_path, {"length-longer": {"kind": "length-longer"}})
+    params["bon"].update(questions_limit=None, n=1)
+    p = paths(tmp_path)
+    split = halves.read(p["inputs"]["halves"])
+    down = {q for q, h in split.items() if h == halves.DOWNSTREAM}
+    assert down and {q for q, h in split.items() if h == halves.BENCHMARK}
+    metrics = sample.run(params, p["inputs"], p["sample"])
+    assert {r["question_id"] for r in pq.read_table(p["sample"]["samples"]).to_pylist()} == down
+    assert metrics["questions"] == len(down)
+
+
 def test_policy_prompt_never_holds_the_rubric_or_narrative(tmp_path):
     from tasks.core.artifacts import read_table
     from tasks.downstream.bon.sample import pick_questions, policy_prompts

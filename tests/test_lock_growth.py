@@ -114,3 +114,23 @@ def test_the_stage_writes_one_file_per_rm_and_removes_a_removed_rms(in_root, tmp
     assert run(in_root, {}, {"fingerprints": str(folder)}) == {"keys": len(in_root["scoring"]["rms"])}
     assert sorted(p.name for p in folder.iterdir()) == sorted(f"{rm}.json" for rm in in_root["scoring"]["rms"])
     assert json.loads((folder / "random.json").read_text()) == fingerprints(in_root, stages.get("score_inputs"))["random"]
+
+
+def test_a_stale_folder_in_the_fingerprints_folder_is_removed_too(in_root, tmp_path):
+    from tasks.stages.fingerprint import run
+
+    folder = tmp_path / "score"
+    (folder / "old-rm").mkdir(parents=True)
+    (folder / "old-rm" / "x.json").write_text("{}")
+    run(in_root, {}, {"fingerprints": str(folder)})
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{rm}.json" for rm in in_root["scoring"]["rms"])
+
+
+def test_the_stage_makes_its_folder_and_says_how_many_files_it_wrote(in_root, tmp_path):
+    from tasks.stages.fingerprint import run, stage_summary
+
+    folder = tmp_path / "not" / "yet" / "score"
+    metrics = run(in_root, {}, {"fingerprints": str(folder)})
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{rm}.json" for rm in in_root["scoring"]["rms"])
+    assert stage_summary({"fingerprints": str(folder)}, metrics) == \
+        f"score_inputs: {len(in_root['scoring']['rms'])} fingerprint file(s) in {folder}"

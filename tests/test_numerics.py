@@ -148,6 +148,70 @@ def test_the_doctor_fails_only_on_a_real_problem():
     assert problems([_row("avx2", "AVX2", ref, "2" * 64)], None, {**versions, "scipy": "9.9"}) == []
 
 
+def test_the_doctor_tries_what_the_cpu_offers_the_pinned_capability_first():
+    from tasks.ops.doctor import offered
+
+    every = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512dq"}
+    assert offered(set()) == ["avx2", "default", "avx512"], "flags unknown: every capability"
+    assert offered(every) == ["avx2", "default", "avx512"]
+    assert offered({"avx2", "fma"}) == ["avx2", "default"]
+    assert offered({"avx2"}) == ["default"], "avx2 needs fma too"
+    assert offered(every - {"avx512dq"}) == ["avx2", "default"], "avx512 needs all four"
+
+
+def test_prbench_doctor_prints_the_table_the_reference_verdicts_and_each_problem_and_exits_on_one(monkeypatch):
+    from tasks.ops import doctor
+    from tasks.ops.doctor import REFERENCE
+
+    ref, stats = REFERENCE["sha256"], REFERENCE["statistics_sha256"]
+    versions = {**REFERENCE["versions"], **REFERENCE["statistics_versions"], "other": "9"}
+    monkeypatch.setattr(doctor.numerics, "cpuinfo", lambda: {"flags": {"avx2", "fma"}, "model": "Test CPU", "vendor": "Test"})
+    monkeypatch.setattr(doctor.numerics, "below_floor", lambda flags, model=None: None)
+    monkeypatch.setattr(doctor.numerics, "libraries", lambda: versions)
+    asked, rows = [], []
+    monkeypatch.setattr(doctor, "in_processes", lambda caps, timeout: asked.append((caps, timeout)) or rows)
+
+    def run() -> tuple[int, list[str]]:
+        out = io.StringIO()
+        code = doctor.main(timeout=12, out=out)
+        return code, out.getvalue().splitlines()
+
+    rows[:] = [_row("avx2", "AVX2", ref), _row("default", "DEFAULT", "0" * 64, "1" * 64, "X86_V2", "Prescott")]
+    code, lines = run()
+    assert code == 0 and asked == [(["avx2", "default"], 12)]
+    assert lines[0].startswith("prbench doctor: Test CPU (") and lines[0].endswith(
+        ", ".join(f"{k} {versions[k]}" for k in ("torch", "transformers", "trl", "numpy", "scipy")))
+    assert lines[1:4] == doctor.table(rows).splitlines()
+    assert lines[4:] == [f"reference machine (docs/determinism.md), weights: {ref[:16]}: agrees",
+                         f"reference machine (docs/determinism.md), statistics: {stats[:16]}: agrees",
+                         "prbench doctor: the pinned numerics work here"]
+
+    rows[0] = _row("avx2", "AVX2", "2" * 64)
+    code, lines = run()
+    assert code == 1 and lines[-3] == f"reference machine (docs/determinism.md), weights: {ref[:16]}: differs"
+    assert lines[-1].startswith("problem: the pinned weights differ from the reference machine's (2222222222222222 vs")
+
+    rows[:] = [{"capability": "avx2", "error": "boom"}]
+    code, lines = run()
+    assert code == 1 and lines[-1] == "problem: the pinned training failed: boom"
+    assert not any(line.startswith("reference machine") for line in lines), "no hash to compare"
+
+
+def test_a_cpu_below_the_floor_is_said_first_and_its_other_kernels_are_not_problems():
+    """Below the floor numpy and OpenBLAS run what the CPU has: the floor's line says it; the torch pin and the
+    hashes are still checked."""
+    from tasks.ops.doctor import REFERENCE, problems
+
+    ref, versions = REFERENCE["sha256"], {**REFERENCE["versions"], **REFERENCE["statistics_versions"]}
+    floor = "this CPU lacks AVX2: it cannot reproduce the committed dvc.lock"
+    slow = _row("avx2", "AVX2", ref, numpy="X86_V2", core="Prescott")
+    assert problems([slow], floor, versions) == [floor]
+    assert problems([_row("avx2", "DEFAULT", ref, numpy="X86_V2")], floor, versions)[1].startswith(
+        "the pins did not take: torch reports DEFAULT")
+    assert problems([{**slow, "sha256": "3" * 64}], floor, versions)[1].startswith("the pinned weights differ")
+    assert len(problems([slow], None, versions)) == 3, "above the floor: numpy's loops and both OpenBLAS are problems"
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_prbench_doctor_trains_under_each_capability_and_agrees_with_the_reference():

@@ -42,6 +42,14 @@ def test_cpus_is_this_process_affinity():
     assert parallel.cpus() == len(os.sched_getaffinity(0)) >= 1
 
 
+def test_without_affinity_cpus_is_the_cpu_count_and_at_least_one(monkeypatch):
+    monkeypatch.delattr(os, "sched_getaffinity")   # not Linux
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert parallel.cpus() == 3
+    monkeypatch.setattr(os, "cpu_count", lambda: None)   # undetermined
+    assert parallel.cpus() == 1
+
+
 def test_workers_carry_none_of_the_parents_signal_handlers():
     """Under a Prefect flow the stage process has a SIGTERM handler that raises: the workers must not run it (each
     printed its traceback when the pool stopped them, and a worker stopped holding its queue's lock hung the pool).
@@ -87,3 +95,71 @@ def test_a_worker_killed_mid_item_fails_the_call_instead_of_hanging(monkeypatch)
     monkeypatch.setattr(parallel, "cpus", lambda: 2)
     with pytest.raises(BrokenProcessPool):
         parallel.map_forked(_dies_at_two, [1, 2, 3, 4])
+
+
+def test_one_worker_per_item_up_to_the_cpus_never_more(monkeypatch):
+    """min(items, cpus()) forks, whatever os.cpu_count() says (a 64-core host's count is not this process's share)."""
+    forks, real_fork = [], os.fork
+
+    def counted():
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(parallel, "cpus", lambda: 2)
+    assert [v for v, _ in parallel.map_forked(_square_plus, [1, 2, 3, 4, 5], 0)] == [1, 4, 9, 16, 25]
+    assert len(forks) == 2, "two CPUs: two workers"
+    forks.clear()
+    monkeypatch.setattr(parallel, "cpus", lambda: 6)
+    parallel.map_forked(_square_plus, [1, 2, 3], 0)
+    assert len(forks) == 3, "three items: three workers"
+
+
+def _plus(item, add):
+    return add(item)
+
+
+def test_the_workers_are_forked_whatever_the_default_start_method(monkeypatch):
+    """The shared inputs are inherited, never pickled: a lambda (unpicklable) reaches the workers even where the
+    default start method is spawn (macOS; forkserver from Python 3.14 on Linux)."""
+    import multiprocessing
+
+    monkeypatch.setattr(parallel, "cpus", lambda: 2)
+    before = multiprocessing.get_start_method(allow_none=True)
+    multiprocessing.set_start_method("spawn", force=True)
+    try:
+        assert [v for v in parallel.map_forked(_plus, [1, 2, 3], lambda x: x + 10)] == [11, 12, 13]
+    finally:
+        multiprocessing.set_start_method(before, force=True)
+
+
+def _refuse_first(item, folder):
+    if item == 0:
+        raise ConfigError("item 0: refused")
+    import time
+
+    time.sleep(0.2)
+    (folder / str(item)).touch()
+    return item
+
+
+def test_an_error_drops_the_items_not_started_and_leaves_no_worker_running(monkeypatch, tmp_path):
+    import multiprocessing
+
+    monkeypatch.setattr(parallel, "cpus", lambda: 2)
+    with pytest.raises(ConfigError, match="^item 0: refused$"):
+        parallel.map_forked(_refuse_first, list(range(20)), tmp_path)
+    assert multiprocessing.active_children() == [], "every worker has left when the error is raised"
+    assert len(list(tmp_path.iterdir())) < 19, "the items queued behind the error never ran"
+
+
+def test_no_worker_outlives_a_finished_call(monkeypatch):
+    import multiprocessing
+
+    monkeypatch.setattr(parallel, "cpus", lambda: 2)
+    for _ in range(3):
+        parallel.map_forked(_square_plus, list(range(6)), 0)
+        assert multiprocessing.active_children() == [], "the call returns once its workers have left"

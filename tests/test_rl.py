@@ -465,6 +465,26 @@ def test_rl_eval_refuses_to_judge_on_the_training_split(tmp_path, tiny_policy):
     assert not Path(out["eval"]).exists()
 
 
+def test_rl_eval_answers_only_the_downstream_half(tmp_path, tiny_policy):
+    """The test questions ingest set aside for downstream are the ones the policies answer; the half the benchmark
+    scores is never answered (the toy project's other tests leave every question in both halves)."""
+    from tasks.core.artifacts import read_table
+    from tasks.downstream.rl import evaluate
+
+    inputs = toy_project(tmp_path, n_test=4)
+    split = halves.assign(read_table(inputs["questions"], "questions").to_pylist(), 0.5, 0)
+    write_table(split, inputs["halves"], "halves")
+    down = {r["question_id"] for r in split if r["half"] == halves.DOWNSTREAM}
+    scored = {r["question_id"] for r in split if r["half"] == halves.BENCHMARK}
+    assert len(down) == len(scored) == 2
+    params = rl_params(str(tiny_policy))
+    params["common"]["cache_dir"] = str(tmp_path / "cache")
+    out = {k: str(tmp_path / v) for k, v in layout.RL_EVAL.items()}
+    metrics = evaluate.run(params, {**inputs, "policies": {}}, out)
+    assert {a["question_id"] for a in pq.read_table(out["answers"]).to_pylist()} == down
+    assert metrics["questions"] == 2
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_grpo_counts_failed_rewards_as_the_worst_of_their_question_never_a_default(tmp_path, tiny_policy, monkeypatch):

@@ -88,3 +88,18 @@ def test_every_forward_runs_the_shape_the_answers_own_length_fixes(device):
         assert len(got) == len({reference_width(n) for n in lengths}), "one micro-batch per bucket here"
     else:
         assert len(got) == len(lengths)
+
+
+@pytest.mark.parametrize("device, kind", [("cpu", "cpu"), ("cuda", "cuda"), ("cuda:1", "cuda"), ("mps", "cpu")])
+def test_the_device_kind(device, kind):
+    assert invariant.device_kind(device) == kind
+
+
+def test_the_bucket_grid_holds_a_length_4000_at_4096_and_the_plan_splits_a_full_bucket():
+    assert invariant.width(4000, "cuda") == 4096 and invariant.rows(4096, "cuda") == 2
+    assert invariant.plan([4000, 10, 4000, 4000], "cuda") == [([1], 64, 16), ([0, 2], 2, 4096), ([3], 2, 4096)]
+    assert invariant.plan([], "cuda") == []
+
+
+def test_a_kind_that_pads_itself_runs_one_answer_per_call_at_its_length():
+    assert invariant.one_each([7, 3], "cuda") == [([0], 1, 7), ([1], 1, 3)]

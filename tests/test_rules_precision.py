@@ -69,3 +69,25 @@ def test_a_row_of_several_dtypes_names_them_all_and_counts_each_in_its_own():
             {"score_dtype": "bfloat16", "score_chosen": 1.0, "score_rejected": 1.0 + 2 ** -5, "invalid": False, "tie": False},
             {"score_dtype": "float32", "score_chosen": 1.0, "score_rejected": 1.0 + 2 ** -5, "invalid": False, "tie": False}]
     assert precision.fields(rows) == {"score_dtype": "bfloat16, float32", "within_resolution": 2}
+
+
+@pytest.mark.parametrize("dtype, bits", [("float64", 52), ("float32", 23), ("float16", 10), ("bfloat16", 7)])
+def test_every_dtype_has_its_mantissa_and_zero_is_held_to_the_smallest_normal(dtype, bits):
+    assert precision.resolution(dtype, 1.0) == 8 * 2.0 ** -bits
+    assert precision.resolution(dtype, 0.75) == 8 * 2.0 ** (-1 - bits)
+    assert precision.resolution(dtype, 0.0) == 8 * 2.0 ** (-126 - bits)
+    assert not precision.within(None, 1.0, 1.0 + 2.0 ** -60), "no dtype: no model ran here"
+
+
+def _row(chosen, rejected, dtype="float32", **flags):
+    return {"score_chosen": chosen, "score_rejected": rejected, "score_dtype": dtype, **flags}
+
+
+def test_the_count_leaves_out_invalid_rows_and_is_0_where_a_model_decided_nothing_that_close():
+    close, far = (1.0, 1.0 + 4 * 2.0 ** -23), (1.0, 1.5)
+    rows = [_row(*close), _row(*close), _row(*far), _row(*close, tie=True), _row(*close, invalid=True),
+            _row(*close, tie=False, invalid=False)]
+    assert precision.count_within(rows) == 3
+    assert precision.count_within([_row(*far)]) == 0
+    assert precision.count_within([]) is None
+    assert precision.fields([_row(*close, dtype=None)]) == {"score_dtype": None, "within_resolution": None}

@@ -174,3 +174,39 @@ def test_an_id_seen_in_another_file_or_split_is_a_duplicate(tmp_path, capsys):
     assert [(q["id"], q["split"], q["domain"]) for q in kept.questions] == [
         ("1_0_0", "train", "Art"), ("1_0_1", "train", "Art"), ("1_0_2", "test", "Art"), ("1_0_3", "test", "Lifestyle")]
     assert [(b["file"], b["row"], b["field"]) for b in kept.quarantine] == [(str(test), 1, "id"), (str(other), 0, "id")]
+
+
+def test_the_counts_count_rows_and_questions_not_quarantine_entries():
+    """ingest's metrics: a row with two problems is one quarantined row (two reasons); a reason's list index is
+    folded; rl_prompt_questions counts the RL-prompt files' rows only; the per-domain means are rounded to 2."""
+    from tasks.stages.ingest import IngestResult, ingest_metrics
+
+    q = lambda i, d, s, aspects=0: {"id": i, "domain": d, "split": s, "rubric_aspects": [{}] * aspects}  # noqa: E731
+    res = IngestResult(
+        questions=[q("a", "Art", "test", 2), q("b", "Art", "test", 1), q("c", "Art", "train"), q("r", "Art", "train"),
+                   q("h1", "History", "test", 1), q("h2", "History", "test"), q("h3", "History", "test")],
+        profiles=[{"question_id": i} for i in ("a", "a", "a", "b", "c", "h1")],
+        pairs=[{"domain": "Art", "split": "test"}] * 2,
+        quarantine=[{"file": "f.json", "row": 3, "field": "profile[2].text"}, {"file": "f.json", "row": 3, "field": "question"},
+                    {"file": "f.json", "row": 7, "field": "profile[10].text"}, {"file": "g.json", "row": 3, "field": None}],
+        files=[{"file": "f.json", "rows": 6, "role": "benchmark"}, {"file": "p.json", "rows": 1, "role": "rl_prompts"},
+               {"file": "hf://org/ds@main/x.parquet", "rows": 0, "role": "benchmark", "revision": "abc"}])
+    m = ingest.ingest_metrics(res)
+    assert (m["questions"], m["profile_items"], m["pairs"]) == (7, 6, 2)
+    assert m["quarantined_rows"] == 3, "f.json's row 3 twice is one row; g.json's row 3 is another"
+    assert m["quarantine_reasons"] == {"profile[].text": 2, "question": 1, "row": 1}
+    assert m["rl_prompt_questions"] == 1
+    assert m["per_domain_split"] == {
+        "Art/test": {"questions": 2, "pairs": 2, "mean_profile_items": 2.0, "mean_aspects": 1.5},
+        "Art/train": {"questions": 2, "pairs": 0, "mean_profile_items": 0.5, "mean_aspects": 0.0},
+        "History/test": {"questions": 3, "pairs": 0, "mean_profile_items": 0.33, "mean_aspects": 0.33}}
+    assert list(m["per_domain_split"]) == ["Art/test", "Art/train", "History/test"]
+    assert m["revision"] == {"org/ds": "abc"} and "revision" not in ingest.ingest_metrics(IngestResult())
+
+
+def test_the_limit_per_split_counts_the_rows_kept_not_the_rows_read(tmp_path):
+    rows = [make_row(0, question=""), make_row(1), make_row(2), make_row(3)]
+    write_json_rows(tmp_path / FILE, rows)
+    res = ingest.ingest_from_params({**ingest_params(tmp_path, on_error="quarantine"), "limit_per_split": 2})
+    assert [q["id"] for q in res.questions] == ["1_0_1", "1_0_2"], "the bad first row does not use up the limit"
+    assert [f["rows"] for f in res.files] == [2]

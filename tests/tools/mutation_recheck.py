@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -28,21 +29,39 @@ TIMEOUT_S = int(os.environ.get("MUTATION_TIMEOUT_S", "600"))   # a test file slo
 ARGS = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not slow"]
 
 
-def recheck(mutant: str, tests: list[str]) -> bool:
+def recheck(mutant: str, tests: list[str], timeout_s: float | None = None) -> str:
+    """"killed", "survived" or "timeout" (a kill: the tests noticed): `tests` run in a fork of this process with
+    `mutant` switched on. The fork leads its own process group, so a timeout ends what its tests started too."""
     pid = os.fork()
     if pid == 0:   # the child: this mutant on, the tests run, the verdict as the exit code
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)   # the tests see the default handler, not the caller's
         os.environ["MUTANT_UNDER_TEST"] = mutant
-        signal.alarm(TIMEOUT_S)   # as mutmut counts it: a mutant that hangs the tests is noticed
+        signal.alarm(int(timeout_s or TIMEOUT_S))   # as mutmut counts it: a mutant that hangs the tests is noticed
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1), os.dup2(devnull, 2)
         os._exit(1 if pytest.main([*ARGS, *tests]) else 0)
-    return os.waitpid(pid, 0)[1] != 0
+    end = time.monotonic() + (timeout_s or TIMEOUT_S) + 5   # pytest-timeout may take the alarm: the parent's own limit
+    try:
+        while time.monotonic() < end:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return "killed" if status else "survived"
+            time.sleep(0.02)
+    except BaseException:   # Ctrl-C, SIGTERM: the fork and what its tests started go too
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+        raise
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return "timeout"
 
 
-def _preload(tests: list[str]) -> None:
+def _preload(tests: list[str], tree: Path = ROOT / "mutants") -> None:
     """Import the tests and everything they import (the mutants/ copy of tasks) in this process, to fork from."""
-    os.chdir(ROOT / "mutants")
-    sys.path.insert(0, str(ROOT / "mutants"))
+    os.chdir(tree)
+    sys.path.insert(0, str(tree))
     os.environ["HF_HUB_OFFLINE"] = "1"
     with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
         pytest.main([*ARGS, "--collect-only", *tests])
@@ -58,7 +77,8 @@ def main(prefix: str, tests: list[str], every: bool = False, names: list[str] | 
                    and (names is None or m in names))
     _preload(tests)
     for mutant in alive:
-        print(f"{mutant} {'killed' if recheck(mutant, tests) else 'survived'}", flush=True)
+        verdict = recheck(mutant, tests)
+        print(f"{mutant} {'survived' if verdict == 'survived' else 'killed'}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
 """The mutation score per module after `mutmut run` (`make mutate` prints it): killed / checked, and the same
-with the survivors docs/testing.md judges equivalent (a mutant whose name appears there in backticks) left out.
+with the survivors docs/testing.md judges equivalent (a mutant whose key, `module.function@hash` from
+mutation_generate.mutants_of, appears there in backticks) left out.
 A timeout or a segfault counts as killed (the tests noticed); "no tests" counts as survived.
 
     python tests/tools/mutation_score.py            # the table
     python tests/tools/mutation_score.py --survivors   # the survivors not judged equivalent, one per line"""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -25,9 +27,31 @@ def results() -> dict[str, str]:
     return dict(line.strip().rsplit(": ", 1) for line in out.splitlines() if ": " in line)
 
 
-def equivalent() -> set[str]:
-    text = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
-    return set(re.findall(r"`([\w.]+__mutmut_\d+)`", text))
+KEY = re.compile(r"`((?:tasks|flows)\.[\w.]+@[0-9a-f]{8})`")
+
+
+def listed_keys() -> set[str]:
+    """The keys of the mutants docs/testing.md lists as equivalent."""
+    return set(KEY.findall((ROOT / "docs" / "testing.md").read_text(encoding="utf-8")))
+
+
+def equivalent(names) -> set[str]:
+    """mutmut's names, among `names`, of the mutants docs/testing.md lists as equivalent (by key: mutmut's numbers
+    move when a function changes; a key names the mutation)."""
+    sys.path.insert(0, str(ROOT))
+    from tests.tools.mutation_generate import mutants_of
+
+    keys, out = listed_keys(), set()
+    cwd = os.getcwd()
+    os.chdir(ROOT)   # mutants_of reads setup.cfg's patterns here
+    try:
+        for module in sorted({module_of(n) for n in names}):
+            path = Path(*module.split(".")).with_suffix(".py")
+            path = path if path.exists() else path.with_suffix("") / "__init__.py"
+            out |= {m.name for m in mutants_of(path)[1] if m.key in keys}
+    finally:
+        os.chdir(cwd)
+    return out
 
 
 def module_of(mutant: str) -> str:
@@ -47,7 +71,8 @@ def table(res: dict[str, str], eq: set[str]) -> list[tuple]:
 
 
 def main(argv: list[str]) -> int:
-    res, eq = results(), equivalent()
+    res = results()
+    eq = equivalent(res)
     if "--survivors" in argv:
         for name, status in sorted(res.items()):
             if status not in KILLED | NOT_RUN and name not in eq:
