@@ -200,11 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     pa.set_defaults(func=cmd_params)
     from tasks.downstream.correlation.diff import add_parser as add_diff
     from flows.release_cli import add_parser as add_release
-    from tasks.ops import human_eval_cli, power_cli
+    from tasks.ops import explain_cli, human_eval_cli, power_cli
     from tasks.ops.doctor import add_parser as add_doctor
     from tasks.ops.report.cli import add_parser as add_report
 
-    for add in (add_diff, add_release, add_report, add_doctor, human_eval_cli.add_parser, power_cli.add_parser):
+    for add in (add_diff, add_release, add_report, add_doctor, human_eval_cli.add_parser, power_cli.add_parser,
+                explain_cli.add_parser):
         add(sub)
     return ap
 
