@@ -102,6 +102,15 @@ def test_a_margin_is_chosen_minus_rejected_and_right_means_the_chosen_won():
         assert c["picked_longer"] is (None if c["margin"] == 0 else True)
 
 
+def test_length_relation_counts_words_as_the_length_rules_do():
+    assert length_relation("one two  three", "four five six") == EQUAL, "as many words: neither is longer"
+    assert length_relation("a b c d", "a b c") == CHOSEN_LONGER and length_relation("a b", "a b c") == CHOSEN_SHORTER
+    assert length_relation("a\nb\tc", "abc def") == CHOSEN_LONGER, "whitespace of any kind splits words"
+    rm = make_rm("length-longer", {"kind": "length-longer"}, None)
+    text = " lead\tand\n trail  words "
+    assert rm.score_answers([("q", "", text)])[0].score == words(text) == 4
+
+
 def _cell(q, rm, s, right):
     return {"question_id": q, "rm": rm, "strategy": s, "right": right}
 
@@ -134,6 +143,7 @@ def test_a_figure_below_min_n_keeps_its_value_and_claims_no_interval():
     rng = lambda: np.random.default_rng(3)  # noqa: E731
     few = analysis.estimate([1, 0, 1], P, rng)
     assert few == {"value": 0.6667, "n": 3, "ci": None, "status": "too few pairs (n = 3 < 10)"}
+    assert analysis.estimate([1, 0] * 5, P, rng)["ci"] is not None, "min_n pairs carry a CI"
     enough = analysis.estimate([1, 0] * 10, P, rng)
     assert enough["status"] == "ok" and enough["ci"][0] < 0.5 < enough["ci"][1]
     assert enough == analysis.estimate([1, 0] * 10, P, rng), "seeded: the same interval every time"

@@ -114,8 +114,9 @@ def outcome_counts(cells: list[dict], facts: dict[str, dict], strategies: list[s
     return out
 
 
-def analyse(cells: list[dict], pair_rows: list[dict], p: dict, seed: int) -> dict:
-    """metrics/explain.json: the pairs' facts, the outcome counts, and per RM × strategy its figures."""
+def analyse(cells: list[dict], pair_rows: list[dict], p: dict, seed: int, kinds: dict | None = None) -> dict:
+    """metrics/explain.json: the pairs' facts, the outcome counts, and per RM (its role and kind, `kinds`: rm ->
+    its scoring.rms kind) × strategy its figures."""
     facts = {r["question_id"]: r for r in pair_rows}
     groups: dict = defaultdict(list)
     for c in cells:
@@ -125,7 +126,7 @@ def analyse(cells: list[dict], pair_rows: list[dict], p: dict, seed: int) -> dic
     rms: dict = {}
     for rm in sorted(roles):
         none_rights = {c["question_id"]: bool(c["right"]) for c in groups.get((rm, NONE), [])} or None
-        entry = rms.setdefault(rm, {"role": roles[rm], "strategies": {}})
+        entry = rms.setdefault(rm, {"role": roles[rm], "kind": (kinds or {}).get(rm), "strategies": {}})
         for s in strategies:
             if (rm, s) in groups:
                 entry["strategies"][s] = figures(groups[(rm, s)], facts, none_rights if s != NONE else None, p,

@@ -66,7 +66,8 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
     from tasks.core.runlog import write_metrics
 
     cells, rows, p = load(params, inputs)
-    metrics = analysis.analyse(cells, rows, p, params["common"]["seed"])
+    kinds = {rm: entry.get("kind") for rm, entry in params["scoring"]["rms"].items()}
+    metrics = analysis.analyse(cells, rows, p, params["common"]["seed"], kinds)
     write_table(rows, out["pairs"], "explain_pairs")
     write_table(cells, out["cells"], "explain_cells")
     write_metrics(metrics, out["metrics"])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from tasks.stages.explain.cells import NONE
 
+LENGTH_KINDS = ("length-longer", "length-shorter")   # the length rules: the reference for a length bias
+
 
 def pct(x, digits: int = 1) -> str:
     return "–" if x is None else f"{100 * x:.{digits}f}%"
@@ -30,7 +32,7 @@ def reference(metrics: dict, strategy: str) -> str:
     """The length baselines' share of picking the longer answer under the same strategy: what a pure length rule
     gives, for comparison."""
     refs = [f"{rm} {pct(s['picked_longer']['value'])}" for rm, entry in sorted(metrics["rms"].items())
-            if entry["role"] == "null baseline" and rm.startswith("length-")
+            if entry.get("kind") in LENGTH_KINDS
             for s in [entry["strategies"].get(strategy)] if s and s["picked_longer"]["value"] is not None]
     return f" [{', '.join(refs)}]" if refs else ""
 
@@ -86,7 +88,7 @@ def summary_table(metrics: dict) -> str:
     """The stage's line per RM × strategy: picked longer, the length gap and the gain from the context."""
     lines = [f"explain: {metrics['pairs']['n']} pairs ({', '.join(f'{k} {v}' for k, v in sorted(metrics['pairs']['length'].items()))})"]
     rows = summary_rows(metrics)
-    shown = [r for r in rows if r["role"] != "null baseline" or r["rm"].startswith("length-")]
+    shown = [r for r in rows if r["role"] != "null baseline" or metrics["rms"][r["rm"]].get("kind") in LENGTH_KINDS]
     for r in shown:
         gain = "" if r["strategy"] == NONE or r["gain_vs_none"] is None else f", vs none {pp(r['gain_vs_none'])}"
         lines.append(f"  {r['rm']} · {r['strategy']}: picked longer {pct(r['picked_longer'])}, length gap "
