@@ -9,8 +9,7 @@ from __future__ import annotations
 from tasks.core.rm_labels import CONTESTANT, NULL_BASELINE, POSITIVE_CONTROL
 from tasks.ops.report import fmt
 from tasks.ops.report.board import strategy_label
-
-LENGTH_KINDS = ("length-longer", "length-shorter")
+from tasks.stages.explain.text import LENGTH_KINDS
 ROLE_ORDER = {CONTESTANT: 0, POSITIVE_CONTROL: 1, NULL_BASELINE: 2}
 DASH = fmt.DASH
 CHART_W, CHART_LEFT, CHART_RIGHT, ROW_H, CHART_TOP = 560, 150, 20, 16, 22
@@ -95,7 +94,7 @@ def section(metrics: dict | None, rms: dict, first: str | None = None) -> dict |
                 continue
             if entry["role"] == POSITIVE_CONTROL:
                 controls.append((rm, f))
-            elif entry["role"] == NULL_BASELINE and (rms.get(rm) or {}).get("kind") not in LENGTH_KINDS:
+            elif entry["role"] == NULL_BASELINE and (entry.get("kind") or (rms.get(rm) or {}).get("kind")) not in LENGTH_KINDS:
                 nulls.append((rm, f))
             else:
                 rows.append(_row(rm, entry["role"], f))

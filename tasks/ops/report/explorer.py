@@ -15,6 +15,10 @@ from tasks.stages.explain.cells import OUTCOMES
 from tasks.stages.explain.diff import word_diff
 
 CODE = {"right": "r", "wrong": "w", "tie": "t", "invalid": "i"}
+# A context longer than this shows its start (the top-ranked posts first) and how much more there is: the paper
+# setting's 10 posts of up to 400 words would make the page ~70 MB; the whole text is in data/explain/pairs.parquet
+# and `prbench explain RM --pair ID` (benchmarks/explorer_size.py)
+CONTEXT_CHARS = 2000
 ROLE_ORDER = {"contestant": 0, "positive control": 1, "null baseline": 2}
 PAGE_SIZE = 50   # pairs listed at a time
 
@@ -30,6 +34,21 @@ def compact(x):
         lo, hi = x["ci"] or (None, None)
         return [x["value"], lo, hi, x["n"]]
     return {k: compact(v) for k, v in x.items()} if isinstance(x, dict) else x
+
+
+def shown_context(text: str) -> str | list:
+    """A context as the page holds it: the text, or [its first CONTEXT_CHARS characters cut at a space, the count
+    of characters left out]."""
+    if len(text) <= CONTEXT_CHARS:
+        return text
+    cut = text.rfind(" ", 0, CONTEXT_CHARS + 1)
+    cut = cut if cut > CONTEXT_CHARS // 2 else CONTEXT_CHARS
+    return [text[:cut], len(text) - cut]
+
+
+def _margin(m: float | None) -> float | None:
+    """4 significant digits: the page shows 3."""
+    return None if m is None else float(f"{m:.4g}")
 
 
 def _figures(f: dict) -> dict:
@@ -50,7 +69,7 @@ def data(cells: list[dict], pairs: list[dict], metrics: dict) -> dict:
     grid: dict = defaultdict(lambda: {s: (["-"] * len(rms), [None] * len(rms)) for s in strategies})
     for c in cells:
         letters, margins = grid[c["question_id"]][c["strategy"]]
-        letters[at[c["rm"]]], margins[at[c["rm"]]] = code(c), c["margin"]
+        letters[at[c["rm"]]], margins[at[c["rm"]]] = code(c), _margin(c["margin"])
     out = []
     for p in pairs:
         if p["question_id"] not in grid:
@@ -61,7 +80,7 @@ def data(cells: list[dict], pairs: list[dict], metrics: dict) -> dict:
                     "chosen": chosen, "rejected": rejected, "cw": p["chosen_words"], "rw": p["rejected_words"],
                     "rel": p["length_relation"], "posts": p["profile_posts"], "bin": p["profile_bin"],
                     "aspects": p["aspects"],
-                    "ctx": {c["strategy"]: c["text"] for c in p["contexts"] if c["strategy"] in strategies},
+                    "ctx": {c["strategy"]: shown_context(c["text"]) for c in p["contexts"] if c["strategy"] in strategies},
                     "failed": sorted(c["strategy"] for c in p["contexts"] if c["failed"]),
                     "judge": None if p["judge_chosen"] is None else
                     [p["judge_chosen"], p["judge_rejected"], p["valid"]],

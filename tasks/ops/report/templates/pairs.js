@@ -102,10 +102,11 @@
               h("ul", {"class": "aspects"}, p.aspects.map(function (a) { return h("li", {}, [a]); })));
     kids.push(h("h4", {}, ["what the RMs were shown besides the question"]));
     sts.forEach(function (s) {
-      var name = D.strategies[s].name, text = p.ctx[name] || "";
+      var name = D.strategies[s].name, ctx = p.ctx[name] || "", cut = Array.isArray(ctx), text = cut ? ctx[0] : ctx;
       var note = p.failed.indexOf(name) !== -1 ? "the planner's reply never parsed: the RM saw the question only" : !text ? "nothing: the question only" : null;
       kids.push(h("details", {"class": "context", "data-strategy": name, open: sts.length === 1 ? "" : null},
-        [h("summary", {}, [D.strategies[s].label]), note ? h("p", {"class": "note"}, [note]) : h("pre", {}, [text])]));
+        [h("summary", {}, [D.strategies[s].label]), note ? h("p", {"class": "note"}, [note]) : h("pre", {}, [text]),
+         cut ? h("p", {"class": "note more"}, ["… and " + ctx[1] + " more characters (the whole text: prbench explain RM --pair " + p.id + ")"]) : null]));
     });
     kids.push(h("div", {"class": "answers"}, [answer(p.chosen, "chosen", p.cw), answer(p.rejected, "rejected", p.rw)]));
     kids.push(h("h4", {}, ["margin: score(chosen) − score(rejected), per RM and strategy (green right, red wrong)"]), margins(p, rms, sts));
