@@ -128,6 +128,9 @@ def test_outcomes_follow_the_scope_of_rms_and_strategies():
     assert pair_outcomes({("a", "none"): True, ("a", "planner"): False}, ["a"], ["planner"], EQUAL) == \
         {EVERY_WRONG, ONLY_WITHOUT}
     assert pair_outcomes({("a", "none"): True, ("a", "planner"): True}, ["a"], ["planner"], EQUAL) == set()
+    mixed = {("a", "none"): True, ("a", "raw_profile"): True, ("a", "planner"): False}
+    assert pair_outcomes(mixed, ["a"], ["none", "raw_profile", "planner"], EQUAL) == {ONLY_WITHOUT}, \
+        "wrong under one profile strategy: right only without it there"
     assert pair_outcomes({}, ["a"], ["none"], CHOSEN_SHORTER) == {LONGER_REJECTED}, "not scored: no RM was wrong"
 
 

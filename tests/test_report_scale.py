@@ -157,7 +157,7 @@ def expected_ids(cells, pairs, rms, strategies, outcome="", query="") -> list[st
 def test_the_pair_explorer_at_100_extra_rms_filters_searches_and_opens_a_pair_in_chromium(page100):
     import time
 
-    from tasks.stages.explain.cells import OUTCOMES
+    from tasks.stages.explain.cells import OUTCOMES, by_pair
     from tasks.stages.explain.diff import word_diff
 
     explorer = page100.with_name("pairs.html")
@@ -188,6 +188,16 @@ def test_the_pair_explorer_at_100_extra_rms_filters_searches_and_opens_a_pair_in
                         seen[outcome] |= {(rm_value, st_value, q) for q in want}
         assert all(seen.values()), "every outcome filter lists pairs somewhere, so a wrong rule shows"
         assert any(len({st for rm, st, _ in seen[o]}) > 1 for o in OUTCOMES[:4]), "outcomes differ by strategy"
+        # an RM right under one profile strategy and wrong under another: with the profile it was right at least
+        # once (only with, when wrong under none), and not always (only without, when right under none)
+        rights = by_pair(cells)
+        for outcome, without in ((OUTCOMES[2], False), (OUTCOMES[3], True)):
+            rm, q = next((rm, q) for q, r in sorted(rights.items()) for rm in every if r.get((rm, "none")) is without
+                         and {r.get((rm, x)) for x in strategies if x != "none"} == {True, False})
+            page.select_option("#pairs-rm", rm)
+            page.select_option("#pairs-strategy", "")
+            page.select_option("#pairs-outcome", outcome)
+            assert q in _ids(page) and _ids(page) == expected_ids(cells, pairs, [rm], strategies, outcome), (rm, q)
 
         page.select_option("#pairs-outcome", "")
         page.select_option("#pairs-strategy", "")
