@@ -86,8 +86,8 @@ LABELS = tuple(f"{g}.{k}" for g, keys in rm_labels.PARAMS.items() for k in keys)
 SCORING_INPUTS = {"questions": I["questions"], "profile_context": P["profile_context"],
                   "inferred_rubrics": R["inferred_rubrics"]}   # what the strategies' contexts are built from
 RM_DEPS = (layout.TRAIN_RM["model"], "prompts")                # the trained RM, judges' prompt files
-EXPLAIN_INPUTS = {**SCORING_INPUTS, "selected_pairs": PA["selected_pairs"], "profiles": I["profiles"],
-                  "ratings": layout.HUMAN_EVAL["ratings"]}   # the pairs, what the RMs saw, the users, the human ratings
+EXPLAIN_INPUTS = {**SCORING_INPUTS, "selected_pairs": PA["selected_pairs"], "profiles": I["profiles"], "ratings": layout.HUMAN_EVAL["ratings"]}
+EXPLAIN_BOARD = tuple(f"leaderboard.{k}" for k in ("split", "benchmark", "tie_policy", "bootstrap", "ci"))   # not the page's
 ITEM_PATH = "${item.path}"
 # The `bon` / `rl` keys each downstream stage reads: its cache key, and its dvc.yaml `params`, hold these
 # only, so changing the bootstrap never resamples, the eval budget never retrains, adding an RM never re-judges.
@@ -151,7 +151,7 @@ TABLE = (
           run="tasks.stages.human_eval.stage:run"),
     Stage("explain", "why an RM fails a user: per pair what each RM did and saw; the error analysis", layout.EXPLAIN,
           inputs=EXPLAIN_INPUTS, deps=(layout.SCORES_DIR,), run="tasks.stages.explain.stage:run", ui="flows.ui:explain",
-          params=("common.seed", "common.fidelity", "scoring.rms", "leaderboard", "explain")),
+          params=("common.seed", "common.fidelity", "scoring.rms", *EXPLAIN_BOARD, "explain")),
     Stage("bon_sample", "downstream Best-of-N: the policy writes N answers per test question",
           layout.BON_SAMPLE, inputs={"questions": I["questions"], "halves": I["halves"],
                                      "ranked_profile": P["ranked_profile"]},

@@ -12,9 +12,12 @@ from tasks.stages.explain.pairs import pair_rows
 
 
 def _params(params: dict) -> dict:
+    """The leaderboard's keys it reads, checked as the leaderboard checks them (heatmap_strategy is the page's), and
+    its own group."""
     from tasks.stages.leaderboard import check_params
 
-    return {**check_params(dict(params["leaderboard"])), **params["explain"]}
+    board = check_params({"heatmap_strategy": None, **params["leaderboard"]})
+    return {**{k: v for k, v in board.items() if k != "heatmap_strategy"}, **params["explain"]}
 
 
 def _scores(inputs: dict, p: dict) -> list[dict]:
