@@ -123,3 +123,19 @@ def test_the_stage_is_deterministic(tmp_path):
     # under none judge-a is wrong on q3 and q5, judge-b on q0, q3, q6, q9, q12: both on q3, one of them on five
     assert metrics["outcomes"]["none"] == {"contestants": 2, "pairs": 15, "every_contestant_wrong": 1,
                                            "contestants_disagree": 5}
+
+
+def test_the_plot_shows_the_length_rules_as_defined_and_leaves_the_coins_out(tmp_path, figures):
+    p = params()
+    p["scoring"]["rms"] = {**RMS, "coin": {"kind": "random"}}
+    inputs = build(tmp_path)
+    coin = write_table([_score("coin", s, i, i % 4 == 0) for s in STRATEGIES for i in range(15)],
+                       tmp_path / layout.scores("coin")["scores"], "scores")
+    stage.run(p, {**inputs, "scores": {**inputs["scores"], "coin": str(coin)}},
+              {k: str(tmp_path / v) for k, v in layout.EXPLAIN.items()})
+    (ax,) = figures["explain_length.png"]
+    ticks = {label: x for x, label in ax["xticks"].items()}
+    assert sorted(ticks) == ["judge-a", "judge-b", "length-longer"], "a coin's share says nothing: left out"
+    near = lambda rm: {y for xs, ys in ax["series"] for x, y in zip(xs, ys) if abs(x - ticks[rm]) < 0.5}  # noqa: E731
+    assert near("length-longer") == {1.0}, "every marker and CI end at 100% under each strategy"
+    assert ax["lines"]["a perfect RM (chosen longer)"][1][0] == 8 / 15, "q0, q2, ..., q14: chosen the longer"

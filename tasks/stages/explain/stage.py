@@ -80,22 +80,25 @@ def run(params: dict, inputs: dict, out: dict) -> dict:
 
 def plot_length_bias(metrics: dict, path) -> None:
     """Per RM, the share of decided pairs of unequal length where it preferred the longer answer, one marker per
-    strategy with its CI (none where too few pairs); 50% dashed, and the share a perfect RM would show."""
+    strategy with its CI (a bare marker where too few pairs); 50% dashed, a perfect RM's share dotted. The null
+    baselines other than the length rules are left out (a coin's share says nothing; they are in the metrics)."""
     from tasks.core.plots import plt, save
+    from tasks.stages.explain.text import LENGTH_KINDS
 
-    rms = sorted(metrics["rms"])
+    rms = sorted(rm for rm, e in metrics["rms"].items() if e["role"] != "null baseline" or e.get("kind") in LENGTH_KINDS)
     strategies = metrics["strategies"]
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.45 * len(rms) + 2.5), 3.6))
+    fig, ax = plt.subplots(figsize=(min(24.0, max(5.0, 0.45 * len(rms) + 2.5)), 3.6))
+    labelled = set()
     for i, s in enumerate(strategies):
-        x = [j + (i - (len(strategies) - 1) / 2) * 0.15 for j in range(len(rms))]
-        for xj, rm in zip(x, rms):
+        for j, rm in enumerate(rms):
             e = (metrics["rms"][rm]["strategies"].get(s) or {}).get("picked_longer") or {}
             if e.get("value") is None:
                 continue
             lo, hi = e["ci"] or (e["value"], e["value"])
-            ax.errorbar([xj], [e["value"]], yerr=[[e["value"] - lo], [hi - e["value"]]], fmt="o", color=f"C{i}",
-                        capsize=2, markersize=4, label=s if rm == rms[0] or not ax.get_legend_handles_labels()[1]
-                        .count(s) else None)
+            ax.errorbar([j + (i - (len(strategies) - 1) / 2) * 0.15], [e["value"]], fmt="o", color=f"C{i}",
+                        yerr=[[e["value"] - lo], [hi - e["value"]]], capsize=2, markersize=4,
+                        label=None if s in labelled else s)
+            labelled.add(s)
     length = metrics["pairs"]["length"]
     unequal = length.get("chosen longer", 0) + length.get("chosen shorter", 0)
     if unequal:
