@@ -187,12 +187,12 @@ def _add_module_commands(sub) -> None:
     """The subcommands their own modules declare (each module's add_parser)."""
     from tasks.downstream.correlation.diff import add_parser as add_diff
     from flows.release_cli import add_parser as add_release
-    from tasks.ops import committed_run, human_eval_cli, power_cli
+    from tasks.ops import committed_run, explain_cli, human_eval_cli, power_cli
     from tasks.ops.doctor import add_parser as add_doctor
     from tasks.ops.report.cli import add_parser as add_report
 
     for add in (add_diff, add_release, add_report, add_doctor, human_eval_cli.add_parser, power_cli.add_parser,
-                committed_run.add_parser):
+                committed_run.add_parser, explain_cli.add_parser):
         add(sub)
 
 

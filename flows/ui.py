@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prefect.artifacts import create_table_artifact
 
-LEADERBOARD_KEY, BON_KEY, CORRELATION_KEY = "leaderboard", "bon-largest-k", "correlation"
+LEADERBOARD_KEY, BON_KEY, CORRELATION_KEY, EXPLAIN_KEY = "leaderboard", "bon-largest-k", "correlation", "explain"
 
 
 def _cell(v):
@@ -42,3 +42,13 @@ def correlation(rows: list[dict]) -> None:
                                           "ci_high", "null_random", "null_reversed", "p_value", "p_holm", "n_rms",
                                           "status"],
                   "Does the benchmark ranking of RMs predict their downstream ranking? (data/correlation/)")
+
+
+def explain(rows: list[dict]) -> None:
+    """Why RMs fail: per RM × strategy the share of pairs where it picked the longer answer, the length gap and the
+    gain from the profile over `none`, each with its CI or why there is none (tasks/stages/explain/text.py)."""
+    publish_table(EXPLAIN_KEY, rows, ["rm", "role", "strategy", "pairs", "accuracy", "picked_longer", "picked_longer_ci",
+                                      "length_gap", "length_gap_ci", "gain_vs_none", "gain_ci",
+                                      "right_only_with_profile", "right_only_without"],
+                  "Why RMs fail: length bias (picked the longer answer; accuracy when the chosen is longer minus "
+                  "shorter) and the gain from the profile over none, per RM × strategy (metrics/explain.json)")

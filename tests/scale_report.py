@@ -4,8 +4,9 @@ ladder of positive controls on 15), through the real leaderboard stage and the r
 curve for every RM. The extra RMs are the winner's curse by construction: `perfect` of them get every pair
 right in every strategy, the rest a seeded coin per pair.
 
-`python -m tests.scale_report OUT [--extra N]` writes OUT/page.html and prints its size and table rows (the
-issue's measure; run it from a checkout of another commit to compare)."""
+`python -m tests.scale_report OUT [--extra N]` writes OUT/page.html and OUT/pairs.html (the pair explorer, from
+the real explain stage on the same scores) and prints their sizes and table rows (the issue's measure; run it
+from a checkout of another commit to compare)."""
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,9 @@ from tasks.core.artifacts import write_table
 
 ROOT = Path(__file__).resolve().parent.parent
 DOMAINS = ("Art", "Lifestyle", "Society")
-RIGHT = {"bradley-terry": 5, "similarity": 4, "smollm2-pairwise": 3, "length-longer": 3, "length-shorter": 2,
-         "random": 3}   # of 6 pairs; a ladder rung i gets 5 + i of 15
+RIGHT = {"bradley-terry": 5, "similarity": 4, "smollm2-pairwise": 3, "random": 3}   # of 6 pairs; a ladder rung i
+# gets 5 + i of 15; the length rules follow the pairs' lengths (tests/explain_inputs.py: chosen longer in even pairs)
+LENGTH_RULES = {"length-longer": 0, "length-shorter": 1}
 
 
 def extra_name(i: int) -> str:
@@ -49,6 +51,8 @@ def outcomes(rm: str, strategy: str, perfect: int, seed: int = 0) -> list[bool]:
         return [i < 5 + int(rm[-2:]) // 2 for i in range(15)]
     if rm in RIGHT:
         return [i < RIGHT[rm] for i in range(6)]
+    if rm in LENGTH_RULES:
+        return [i % 2 == LENGTH_RULES[rm] for i in range(6)]
     i = int(rm.rsplit("-", 1)[1])
     if i < perfect:
         return [True] * 6
@@ -84,7 +88,18 @@ def project(root: Path, extra: int = 100, perfect: int = 4) -> tuple[dict, dict]
     out = {k: str(root / v) for k, v in layout.LEADERBOARD.items()}
     leaderboard.run(params, scores, out)
     inputs = {"leaderboard": out["leaderboard"], "leaderboard_metrics": out["metrics"]}
-    return params, {**inputs, **_bon(root, sorted(params["scoring"]["rms"]))}
+    return params, {**inputs, **_bon(root, sorted(params["scoring"]["rms"])), **_explain(root, params, scores)}
+
+
+def _explain(root: Path, params: dict, scores: dict) -> dict:
+    """The explain stage on the same scores: its upstream artifacts synthetic (tests/explain_inputs.py)."""
+    from tasks.stages.explain import stage
+    from tests import explain_inputs
+
+    ids = [(f"q{i}", DOMAINS[i % len(DOMAINS)]) for i in range(15)]
+    out = {k: str(root / v) for k, v in layout.EXPLAIN.items()}
+    stage.run(params, {**explain_inputs.write(root, ids), "scores": scores}, out)
+    return {"explain_cells": out["cells"], "explain_pairs": out["pairs"], "explain_metrics": out["metrics"]}
 
 
 def page(root: Path, extra: int = 100, perfect: int = 4) -> tuple[Path, dict]:
@@ -98,7 +113,7 @@ def page(root: Path, extra: int = 100, perfect: int = 4) -> tuple[Path, dict]:
     try:
         params, inputs = project(root, extra, perfect)
         path = root / "page.html"
-        build.run(params, inputs, "0" * 64, {"page": str(path)})
+        build.run(params, inputs, "0" * 64, {"page": str(path), "pairs": str(root / "pairs.html")})
     finally:
         os.chdir(here)
     return path, params
@@ -108,7 +123,7 @@ def measure(html: str) -> dict:
     """Bytes, every table row, and the leaderboard's rows (in the HTML, shown or not)."""
     board = html.split('id="leaderboard-table"', 1)[-1].split("</table>", 1)[0]
     return {"bytes": len(html.encode("utf-8")), "table_rows": len(re.findall(r"<tr[\s>]", html)),
-            "leaderboard_rows": len(re.findall(r"<tr[\s>]", board)) - 1}
+            "leaderboard_rows": len(re.findall(r"<tr data-rm=", board))}   # RM × strategy rows, not the folded nulls' summary
 
 
 def main() -> None:
@@ -118,7 +133,9 @@ def main() -> None:
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     path, _ = page(args.out.resolve(), args.extra)
-    print(json.dumps({"extra_rms": args.extra, **measure(path.read_text(encoding="utf-8"))}))
+    explorer = path.with_name("pairs.html").read_bytes()
+    print(json.dumps({"extra_rms": args.extra, **measure(path.read_text(encoding="utf-8")),
+                      "explorer_bytes": len(explorer)}))
 
 
 if __name__ == "__main__":

@@ -97,7 +97,7 @@ def test_editing_one_test_answer_reruns_only_the_scoring_side(tmp_path):
     assert changed == {layout.INGEST["pairs"], layout.PAIRS["judged_pairs"], layout.PAIRS["selected_pairs"]}
     ran = _rerun(changed)
     assert ran == {"ingest", "pairs", "generic_pairs", "score_inputs", "score", "leaderboard", "human_eval",
-                   "correlation", "report"}
+                   "explain", "correlation", "report"}
     assert not ran & {"train_rm", "rl_train", "bon_sample", "bon_judge", "bon_score_inputs", "bon_score", "rl_eval",
                       "rubrics"}
 

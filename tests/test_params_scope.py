@@ -54,11 +54,13 @@ def each(stage: str, names) -> set[str]:
     ("ingest.downstream_share", {"ingest"}),             # then only the readers of the halves, by content
     ("train_rm.epochs", {"train_rm"}),
     ("correlation.bootstrap", {"correlation"}),
-    ("leaderboard.bootstrap", {"leaderboard"} | each("bench_score", BENCHES)),
+    ("leaderboard.bootstrap", {"leaderboard", "explain"} | each("bench_score", BENCHES)),
+    ("leaderboard.heatmap_strategy", {"leaderboard"}),   # the page's choice: the error analysis never reads it
+    ("explain.min_n", {"explain"}),
     ("rl.rms", {"rl_eval"}),                             # a name more: its own rl_train@<it>, no other trains
     # an RM RL does not train: RL's evaluation reads only the policies rl.rms trained (a hundred RMs added, no rerun)
     ("scoring.rms.random", {"score_inputs", "score@random", "bon_score_inputs", "bon_score@random", "leaderboard",
-                            "bon_report", "correlation"} | each("bench_score", BENCHES)),
+                            "explain", "bon_report", "correlation"} | each("bench_score", BENCHES)),
 ])
 def test_a_param_reruns_only_its_readers_and_the_report(key, expected):
     assert reading(key) == expected | {"report"}

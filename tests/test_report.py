@@ -22,7 +22,7 @@ from tests.stage_project import save_params
 from tests.test_dvc import _copy_repo
 from tests.test_versions import repo, sh  # noqa: F401 - repo: the versions test's repo (v1 tagged, v2 at HEAD)
 
-SECTIONS = ["headline", "leaderboard", "domains", "validity", "bon", "rl", "correlation", "benchmarks", "data", "provenance"]
+SECTIONS = ["headline", "leaderboard", "domains", "explain", "validity", "bon", "rl", "correlation", "benchmarks", "data", "provenance"]
 # cheap RMs, two of them LLM judges on the dummy backend (position bias); no trained RM, so no train_rm stage
 RMS = {"length-longer": {"kind": "length-longer"}, "length-shorter": {"kind": "length-shorter"},
        "random": {"kind": "random"}, "similarity": {"kind": "similarity", "encoder": "embedded:all-MiniLM-L6-v2"},
@@ -84,7 +84,7 @@ def project(tmp_path_factory, prefect_harness):
 
 def _rows(page) -> list[dict]:
     """The leaderboard as the reader sees it: per row, each cell's sort value, CI bounds and text."""
-    return page.evaluate("""() => Array.from(document.querySelectorAll('#leaderboard-table tbody tr')).map(tr => ({
+    return page.evaluate("""() => Array.from(document.querySelectorAll('#leaderboard-table tbody tr[data-rm]')).map(tr => ({
         rm: tr.dataset.rm, strategy: tr.dataset.strategy,
         cells: Object.fromEntries(Array.from(tr.cells).map(td => [td.dataset.key,
             {v: td.dataset.v, lo: td.dataset.lo, hi: td.dataset.hi, text: td.innerText.trim()}]))}))""")
@@ -167,12 +167,52 @@ def test_report_page_in_a_browser(project):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(420)   # as the module's other tests: whichever runs first builds the project (~4 min under load)
+def test_pair_explorer_and_why_rms_fail_in_a_browser(project):
+    """The explorer of the run (its pairs, the contestants' outcomes, a search, a pair opened) and the section,
+    whose length rules pick the longer answer as defined: real scores of the real baseline RMs."""
+    from tests.test_report_scale import _explain_outputs, _ids, expected_ids
+
+    cells, pairs, metrics = _explain_outputs(project)
+    for rm, share in (("length-longer", 1.0), ("length-shorter", 0.0)):
+        assert {s: f["picked_longer"]["value"] for s, f in metrics["rms"][rm]["strategies"].items()} == \
+            dict.fromkeys(metrics["strategies"], share), rm
+    contestants = sorted({c["rm"] for c in cells if c["role"] == "contestant"})
+    explorer = project / layout.REPORT["pairs"]
+    with browser_page() as (page, errors):
+        load_ms = _open(page, explorer)
+        print(f"pair explorer: {explorer.stat().st_size} bytes, {len(pairs)} pairs, load event at {load_ms:.0f} ms")
+        assert _ids(page) == expected_ids(cells, pairs, contestants, metrics["strategies"]) and len(pairs) > 3
+        page.select_option("#pairs-strategy", "raw_profile")
+        page.select_option("#pairs-outcome", "RMs disagree")
+        assert _ids(page) == expected_ids(cells, pairs, contestants, ["raw_profile"], "RMs disagree")
+        page.select_option("#pairs-outcome", "")
+        first = sorted(pairs)[0]
+        page.fill("#pairs-search", first)
+        assert first in _ids(page)
+        page.click(f"#pairs-table tr.pair[data-id='{first}']")
+        detail = page.locator(f"#pairs-table tr.detail[data-id='{first}']")
+        assert detail.locator("details.context[data-strategy=raw_profile] pre").inner_text().strip() == \
+            next(c["text"] for c in pairs[first]["contexts"] if c["strategy"] == "raw_profile").strip()
+        assert detail.locator("table.margins tbody tr").count() == len(contestants)
+        screenshot(page, "explorer")
+        page.goto((project / layout.REPORT["page"]).as_uri())
+        page.select_option("#explain-strategy", "none")
+        block = page.locator(".explain-block:not([hidden])")
+        for rm, text in (("length-longer", "100.0%"), ("length-shorter", "0.0%")):
+            assert block.locator(f"tr[data-rm={rm}] td[data-key=picked_longer]").inner_text().startswith(text)
+        assert not page.locator("#leaderboard-table tr[data-role='null baseline']:not(.null-summary)").first.is_visible()
+        assert errors == []
+
+
+@pytest.mark.slow
 @pytest.mark.timeout(420)
 def test_same_outputs_give_the_same_page_anywhere(project, tmp_path, stage_server):
     """The page is a DVC output: the report stage rerun in a copy at another path, later, gives the same bytes."""
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(project, elsewhere, ignore=shutil.ignore_patterns(".prefect", ".prbench-cache"))
     (elsewhere / layout.REPORT["page"]).unlink()
+    (elsewhere / layout.REPORT["pairs"]).unlink()
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), **stage_server.client_env(),
            "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
     env.pop("PYTHONPATH", None)
@@ -182,6 +222,9 @@ def test_same_outputs_give_the_same_page_anywhere(project, tmp_path, stage_serve
     html = (elsewhere / layout.REPORT["page"]).read_bytes()
     assert html == (project / layout.REPORT["page"]).read_bytes()
     assert str(project).encode() not in html and str(tmp_path).encode() not in html
+    explorer = (elsewhere / layout.REPORT["pairs"]).read_bytes()
+    assert explorer == (project / layout.REPORT["pairs"]).read_bytes(), "the pair explorer too"
+    assert str(project).encode() not in explorer and str(tmp_path).encode() not in explorer
 
 
 @pytest.mark.slow

@@ -44,6 +44,7 @@ RULES = (
     (r"\.kl_coef$", ">= 0"),
     (r"\.(lam)$", ">= 0 and <= 1"),
     (r"^correlation\.min_rms$", ">= 3"),                               # two RMs always correlate +-1
+    (r"^explain\.min_n$", ">= 2"),                                     # one pair has no interval
     (r"^ingest\.downstream_share$", ">= 0 and < 1"),                   # 1 would leave nothing to score
     (r"^rubrics\.match_threshold$", ">= -1 and <= 1"),                 # a cosine
     (r"^human_eval\.(general_gap_max|personal_gap_min)$", ">= 0 and <= 4"),   # a gap on a 1-5 scale

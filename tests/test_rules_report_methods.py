@@ -132,13 +132,18 @@ def test_out_and_params_must_be_a_file_and_params_is_for_the_run_page(capsys, mo
 
 def test_the_page_is_written_where_asked_and_its_size_said(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(cli, "page", lambda a: "é" * 768)   # 1536 bytes: 1.5 KB, said as 2
-    assert cli.cmd_report(args(out=str(tmp_path / "r.html"))) == 0
+    explorers = []
+    monkeypatch.setattr(cli, "write_explorer", lambda params, path: explorers.append((params, path)) or 3072)
+    assert cli.cmd_report(args(out=str(tmp_path / "r.html"), params="p.yaml")) == 0
     assert (tmp_path / "r.html").read_text(encoding="utf-8") == "é" * 768
-    assert capsys.readouterr().out == f"prbench: wrote {tmp_path / 'r.html'} (2 KB); open it in a browser\n"
+    assert capsys.readouterr().out == (f"prbench: wrote {tmp_path / 'r.html'} (2 KB); open it in a browser\n"
+                                       f"prbench: wrote {tmp_path / 'pairs.html'} (3 KB), the pair explorer\n")
+    assert explorers == [("p.yaml", tmp_path / "pairs.html")], "beside the page, as its link says; the same params"
     assert cli.cmd_report(args(compare=["v1", "v2"], out=str(tmp_path / "c.html"))) == 0, "two revisions are fine"
     monkeypatch.chdir(tmp_path)
     assert cli.cmd_report(args(compare=["v1"])) == 0
     assert (tmp_path / "results/compare-v1-workspace.html").exists()
+    assert len(explorers) == 1, "a compare page has no pair explorer"
 
 
 def test_compare_reads_rev2_or_the_workspace(monkeypatch):
@@ -191,18 +196,22 @@ def test_the_run_page_reads_the_params_the_inputs_that_exist_this_codes_version_
 def test_the_page_lists_its_sections_in_page_order_and_writes_the_headline(monkeypatch, tmp_path):
     from tasks.ops.report import build
 
-    ctx = {"headline": {}, "leaderboard": {}, "heatmaps": [], "validity": {}, "correlation": None, "data": {},
-           "provenance": {}, "benchmark_matrix": None, "benchmark_boards": {"rb2": {}},
+    ctx = {"headline": {}, "leaderboard": {}, "heatmaps": [], "explain": {}, "validity": {}, "correlation": None,
+           "data": {}, "provenance": {}, "benchmark_matrix": None, "benchmark_boards": {"rb2": {}},
            "downstream": [{"name": "bon", "context": None}, {"name": "rl", "context": {}}]}
     seen = {}
     monkeypatch.setattr(build, "run_context", lambda *a: seen.update(context=a) or ctx)
     monkeypatch.setattr(build, "render", lambda *a: seen.update(render=a) or "<p>é</p>")
-    out = {"page": str(tmp_path / "index.html"), "headline": str(tmp_path / "headline.json")}
+    monkeypatch.setattr(build, "explorer_page", lambda *a: seen.update(explorer=a) or "<p>pairs</p>")
+    out = {"page": str(tmp_path / "index.html"), "headline": str(tmp_path / "headline.json"),
+           "pairs": str(tmp_path / "pairs.html")}
     got = build.run({"p": 1}, {"i": "x"}, "v", out)
-    assert seen == {"context": ({"p": 1}, {"i": "x"}, "v"), "render": ("run.html.j2", ctx)}
-    assert got == {"sections": ["headline", "leaderboard", "domains", "validity", "rl", "data", "provenance",
-                                "benchmarks"],
-                   "run": {"page_bytes": 9}}
+    assert seen == {"context": ({"p": 1}, {"i": "x"}, "v"), "render": ("run.html.j2", ctx),
+                    "explorer": ({"p": 1}, {"i": "x"})}
+    assert got == {"sections": ["headline", "leaderboard", "domains", "explain", "validity", "rl", "data",
+                                "provenance", "benchmarks"],
+                   "run": {"page_bytes": 9, "explorer_bytes": 12}}
+    assert (tmp_path / "pairs.html").read_text(encoding="utf-8") == "<p>pairs</p>"
     assert (tmp_path / "index.html").read_text(encoding="utf-8") == "<p>é</p>"
     assert (tmp_path / "headline.json").exists()
     ctx.update(benchmark_boards={}, benchmark_matrix={"x": 1})
@@ -289,15 +298,17 @@ def _run_inputs(tmp_path):
             "correlation": table("corr.parquet", [{"c": 1}]), "correlation_points": table("pts.parquet", [{"p": 2}]),
             "correlation_metrics": js("cm.json", {"cm": 1}), "human_eval_metrics": js("he.json", {"he": 1}),
             "pairs_metrics": js("pm.json", {"pm": 1}), "generic_pairs_metrics": js("gp.json", {"gp": 1}),
-            "ingest_metrics": js("ing.json", {"ing": 1}), "bench_metrics:rb2": js("rb2.json", {"rb": 2}),
+            "ingest_metrics": js("ing.json", {"ing": 1}), "explain_metrics": js("ex.json", {"ex": 1}),
+            "bench_metrics:rb2": js("rb2.json", {"rb": 2}),
             "bench_metrics:ppe": js("ppe.json", {"ppe": 3})}
 
 
 def _record_sections(monkeypatch):
-    from tasks.ops.report import benchmarks, board, build, downstream, headline, methods
+    from tasks.ops.report import benchmarks, board, build, downstream, explain, headline, methods
 
     seen = {}
-    for mod, fn in ((board, "heatmaps"), (headline, "headline"), (downstream, "validity"), (downstream, "human_eval"),
+    for mod, fn in ((board, "heatmaps"), (headline, "headline"), (explain, "section"), (downstream, "validity"),
+                    (downstream, "human_eval"),
                     (downstream, "correlation"), (downstream, "data_card"), (methods, "sections"),
                     (benchmarks, "matrix"), (benchmarks, "leaderboards"), (build, "provenance_context")):
         name = f"{mod.__name__.rsplit('.', 1)[-1]}.{fn}"
@@ -322,6 +333,7 @@ def test_the_run_context_hands_each_section_what_it_reads_and_folds_rms_by_role(
     assert seen["headline.headline"] == ({"rows": [], "fidelity": "release"}, rms)
     assert seen["board.heatmaps"] == (lb_rows, "rag", {"r", "l"})
     assert seen["downstream.validity"] == ({"pm": 1}, {"gp": 1}, params)
+    assert seen["explain.section"] == ({"ex": 1}, rms, "rag"), "the error analysis, its length rules by kind"
     assert seen["downstream.human_eval"] == ({"he": 1},)
     assert seen["downstream.correlation"] == ([{"c": 1}], [{"p": 2}], {"cm": 1})
     assert seen["benchmarks.matrix"] == ({"cm": 1},)
@@ -332,7 +344,7 @@ def test_the_run_context_hands_each_section_what_it_reads_and_folds_rms_by_role(
     assert seen["build.provenance_context"][2:] == ("v1", ["m"])
     assert got == {"title": "Mine", "mode": "run", "headline": "<headline.headline>",
                    "leaderboard": {"rows": [], "fidelity": "release"}, "heatmaps": "<board.heatmaps>",
-                   "validity": "<downstream.validity>", "human": "<downstream.human_eval>",
+                   "explain": "<explain.section>", "validity": "<downstream.validity>", "human": "<downstream.human_eval>",
                    "downstream": "<methods.sections>", "correlation": "<downstream.correlation>",
                    "benchmark_matrix": "<benchmarks.matrix>", "benchmark_boards": "<benchmarks.leaderboards>",
                    "data": "<downstream.data_card>", "provenance": "<build.provenance_context>"}
@@ -365,13 +377,13 @@ def test_the_headline_file_holds_the_headline_of_the_leaderboard_and_correlation
     from tasks.ops.report import build
 
     monkeypatch.setattr(build, "run_context", lambda *a: {k: None for k in (
-        "headline", "leaderboard", "heatmaps", "validity", "correlation", "data", "provenance", "benchmark_matrix",
-        "benchmark_boards")} | {"downstream": []})
+        "headline", "leaderboard", "heatmaps", "explain", "validity", "correlation", "data", "provenance",
+        "benchmark_matrix", "benchmark_boards")} | {"downstream": []})
     monkeypatch.setattr(build, "render", lambda template, context: "")
     monkeypatch.setattr(H, "headline_metrics", lambda lb, corr: {"from": [lb, corr]})
     inputs = _run_inputs(tmp_path)
     out = {"page": str(tmp_path / "p.html"), "headline": str(tmp_path / "h.json")}
-    assert build.run({}, inputs, "v", out) == {"sections": [], "run": {"page_bytes": 0}}
+    assert build.run({}, inputs, "v", out) == {"sections": [], "run": {"page_bytes": 0, "explorer_bytes": None}}
     assert json.loads((tmp_path / "h.json").read_text()) == {"from": [{"lb": 1}, {"cm": 1}]}
 
 

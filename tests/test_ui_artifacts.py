@@ -1,4 +1,4 @@
-"""Results in the Prefect UI: the leaderboard, BoN and correlation tables are table artifacts under
+"""Results in the Prefect UI: the leaderboard, BoN, correlation and explain tables are table artifacts under
 fixed keys, so a second run adds a version under the same key (the Artifacts page's history)
 instead of a new, unrelated artifact; each table holds the rows a user reads, CIs included."""
 import json
@@ -29,11 +29,27 @@ CORR = [{"benchmark": "leaderboard", "predictor": "accuracy", "downstream": "bon
          "p_holm": 0.4, "n_rms": 5, "status": "ok"}]
 
 
+def _estimate(value, ci=None, n=12):
+    return {"value": value, "n": n, "ci": ci, "status": "ok" if ci else "too few pairs (n = 6 < 10)"}
+
+
+EXPLAIN = {"pairs": {"n": 12, "length": {"chosen longer": 6, "chosen shorter": 6}}, "strategies": ["none", "raw_profile"],
+           "rms": {"a": {"role": "contestant", "strategies": {s: {
+               "pairs": 12, "accuracy": _estimate(0.75, [0.5, 1.0]), "picked_longer": _estimate(0.6123456, [0.3, 0.9]),
+               "length_gap": _estimate(0.5, None, [6, 6]),
+               **({"profile_gain": {"vs": "none", "n": 12, "right_only_with": 3, "right_only_without": 1,
+                                    "net": _estimate(1 / 6, [0.0, 0.4])}} if s != "none" else {})}
+               for s in ("none", "raw_profile")}}}}
+
+
 @flow
 def publish(acc_a: float):
+    from tasks.stages.explain.text import summary_rows
+
     ui.leaderboard(_board(acc_a))
     ui.bon(CURVE)
     ui.correlation(CORR)
+    ui.explain(summary_rows(EXPLAIN))
 
 
 def _versions(key: str) -> list[list[dict]]:
@@ -66,3 +82,9 @@ def test_tables_keep_fixed_keys_and_their_history(prefect_harness):
 
     corr = _versions(ui.CORRELATION_KEY)[before[ui.CORRELATION_KEY]:]
     assert len(corr) == 2 and corr[-1] == [{**CORR[0], "value": 0.8123}]
+
+    why = _versions(ui.EXPLAIN_KEY)[-1]
+    assert [(r["rm"], r["strategy"], r["picked_longer"], r["picked_longer_ci"]) for r in why] == [
+        ("a", "none", 0.6123, "[0.3000, 0.9000]"), ("a", "raw_profile", 0.6123, "[0.3000, 0.9000]")]
+    assert why[0]["length_gap_ci"] == "too few pairs (n = 6 < 10)" and why[0]["gain_vs_none"] is None
+    assert (why[1]["gain_vs_none"], why[1]["right_only_with_profile"], why[1]["right_only_without"]) == (0.1667, 3, 1)

@@ -65,6 +65,12 @@ LEADERBOARD = {
     "plot_heatmap": "plots/leaderboard_domains.png",
     "plot_data": "plots/leaderboard.csv",              # for `dvc plots show/diff`
 }
+EXPLAIN = {                                        # why an RM fails a user: the pair explorer's data, the error analysis
+    "cells": "data/explain/cells.parquet",          # one row per (pair, RM, strategy) scored
+    "pairs": "data/explain/pairs.parquet",          # one row per scored pair: what the RMs saw, what the user wanted
+    "metrics": "metrics/explain.json",
+    "plot": "plots/explain_length.png",
+}
 HUMAN_EVAL = {
     "ratings": "data/human_eval/ratings.parquet",            # human + llm-proxy ratings, unblinded
     "proxy_replies": "data/human_eval/proxy_replies.parquet",
@@ -102,7 +108,7 @@ def rl_train(rm: str) -> dict:
 RL_EVAL = {"eval": "data/rl/eval.parquet", "answers": "data/rl/answers.parquet", "metrics": "metrics/rl.json",
            "plot": "plots/rl_scores.png"}
 METRICS_DIR = "metrics"   # every stage's metrics file: tracked in git; DVC declares the headline alone (tasks/core/dag.py)
-REPORT = {"page": "report/index.html", "headline": "metrics/headline.json"}                # one self-contained page; compare pages go under results/
+REPORT = {"page": "report/index.html", "pairs": "report/pairs.html", "headline": "metrics/headline.json"}                # one self-contained page; compare pages go under results/
 # what the page's code version hashes (the report stage depends on all of it, so the hash is never stale)
 REPORT_CODE_VERSION = ["flows", "tasks", "prompts", "pyproject.toml"]
 # Downstream methods as the correlation and the report read them: the per-question table (one judge score

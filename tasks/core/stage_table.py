@@ -86,6 +86,8 @@ LABELS = tuple(f"{g}.{k}" for g, keys in rm_labels.PARAMS.items() for k in keys)
 SCORING_INPUTS = {"questions": I["questions"], "profile_context": P["profile_context"],
                   "inferred_rubrics": R["inferred_rubrics"]}   # what the strategies' contexts are built from
 RM_DEPS = (layout.TRAIN_RM["model"], "prompts")                # the trained RM, judges' prompt files
+EXPLAIN_INPUTS = {**SCORING_INPUTS, "selected_pairs": PA["selected_pairs"], "profiles": I["profiles"], "ratings": layout.HUMAN_EVAL["ratings"]}
+EXPLAIN_BOARD = tuple(f"leaderboard.{k}" for k in ("split", "benchmark", "tie_policy", "bootstrap", "ci"))   # not the page's
 ITEM_PATH = "${item.path}"
 # The `bon` / `rl` keys each downstream stage reads: its cache key, and its dvc.yaml `params`, hold these
 # only, so changing the bootstrap never resamples, the eval budget never retrains, adding an RM never re-judges.
@@ -104,8 +106,7 @@ TABLE = (
           run="tasks.stages.ingest:stage_run"),
     Stage("profiles", "retrieval: each user's past posts ranked for the question, the profile text RMs see",
           layout.PROFILES, inputs={"questions": I["questions"], "profiles": I["profiles"]},
-          params=("common", "profiles"),
-          run="tasks.stages.profiles:stage_run"),
+          params=("common", "profiles"), run="tasks.stages.profiles:stage_run"),
     Stage("rubrics", "the planner: aspects a user expects, from the question and top posts only",
           layout.RUBRICS, inputs={"questions": I["questions"], "halves": I["halves"],
                                   "ranked_profile": P["ranked_profile"]},
@@ -148,6 +149,9 @@ TABLE = (
                                      "profile_context": P["profile_context"]},
           deps=("data/human_eval/input", "${human_eval.proxy_prompt}"), params=("common", "llms", "human_eval"),
           run="tasks.stages.human_eval.stage:run"),
+    Stage("explain", "why an RM fails a user: per pair what each RM did and saw; the error analysis", layout.EXPLAIN,
+          inputs=EXPLAIN_INPUTS, deps=(layout.SCORES_DIR,), run="tasks.stages.explain.stage:run", ui="flows.ui:explain",
+          params=("common.seed", "common.fidelity", "scoring.rms", *EXPLAIN_BOARD, "explain")),
     Stage("bon_sample", "downstream Best-of-N: the policy writes N answers per test question",
           layout.BON_SAMPLE, inputs={"questions": I["questions"], "halves": I["halves"],
                                      "ranked_profile": P["ranked_profile"]},
@@ -155,8 +159,7 @@ TABLE = (
           run="tasks.downstream.bon.sample:run"),
     Stage("bon_judge", "the rubric judge scores every distinct answer once (RM-independent)",
           layout.BON_JUDGE, inputs={"questions": I["questions"], "samples": layout.BON_SAMPLE["samples"]},
-          deps=("${bon.judge.prompt}",),
-          params=("common", "llms", *(f"bon.{k}" for k in BON_JUDGE_PARAMS)),
+          deps=("${bon.judge.prompt}",), params=("common", "llms", *(f"bon.{k}" for k in BON_JUDGE_PARAMS)),
           run="tasks.downstream.bon.judge_stage:run"),
     Stage("bon_score", "one RM scores every BoN answer, like score", layout.bon_scores,
           inputs={"samples": layout.BON_SAMPLE["samples"], **SCORING_INPUTS}, deps=RM_DEPS, per_rm=True,
@@ -184,19 +187,18 @@ TABLE = (
     Stage("correlation", "does the benchmark ranking of RMs predict their downstream ranking?",
           layout.CORRELATION, inputs={name: m["per_question"] for name, m in layout.DOWNSTREAM.items()},
           deps=(layout.SCORES_DIR, layout.BENCH_SCORES_DIR, "data/external"),
-          params=("common.seed", "scoring.rms", "scoring.benchmarks", "correlation", "bon.n", "bon.max_k", "llms",
-                  *LABELS),
+          params=("common.seed", "scoring.rms", "scoring.benchmarks", "correlation", "bon.n", "bon.max_k", "llms", *LABELS),
           run="tasks.downstream.correlation.stage:run", ui="flows.ui:correlation"),
     Stage("report", "the run on one self-contained page: open report/index.html in a browser", layout.REPORT,
           deps=("data/leaderboard/leaderboard.parquet", "metrics/leaderboard.json",
                 *(path for m in layout.DOWNSTREAM.values() for path in (*m["report"].values(), m["per_question"])),
-                "data/correlation/correlation.parquet", "data/correlation/points.parquet",
-                "metrics/correlation.json", "metrics/human_eval.json", "metrics/pairs.json",
-                "metrics/generic_pairs.json", "metrics/ingest.json", "metrics/train_rm.json",
+                "data/correlation/correlation.parquet", "data/correlation/points.parquet", "metrics/correlation.json",
+                "metrics/human_eval.json", "metrics/pairs.json", "metrics/generic_pairs.json", "metrics/ingest.json",
+                "metrics/train_rm.json", *(path for name, path in layout.EXPLAIN.items() if name != "plot"),
                 "metrics/scores", layout.BENCH_METRICS_DIR, I["questions"], I["pairs"], I["profiles"],
                 "params-paper.yaml", "params-regenerate.yaml", *layout.REPORT_CODE_VERSION),
           params=(),   # every group but serve's own (_report_params, below): the page lists what differs
-          tracked=(layout.REPORT["page"],),
+          tracked=(layout.REPORT["page"], layout.REPORT["pairs"]),
           run="tasks.ops.report.stage:run"),
 )
 

@@ -201,3 +201,9 @@ class Leaderboard(Group):
     bootstrap: int = F(1000, "resamples for the CIs", ge=1)
     ci: float = F(0.95, "confidence level", gt=0, lt=1)
     heatmap_strategy: Strategy = F("raw_profile", "the strategy of the domain heatmap")
+
+
+class Explain(Group):
+    min_n: int = F(10, "below this many pairs a figure of the error analysis says 'too few pairs': its value, no CI "
+                       "(a percentile bootstrap of a share of n pairs takes n + 1 values)", ge=2)
+    profile_bins: int = F(3, "bins of the users' profile sizes (posts), about equal counts of scored pairs each", ge=1)

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from tasks.core.params.schema import (EMBEDDING_JUDGE, SMOLLM2, BenchmarkEntry, F, Common, GenericPairs, Group, HumanEval,
-                                 Ingest, Leaderboard, LlmName, Pairs, Profiles, Rubrics, Scale, Scoring, Strategy,
+                                 Explain, Ingest, Leaderboard, LlmName, Pairs, Profiles, Rubrics, Scale, Scoring, Strategy,
                                  TrainRm)
 
 
@@ -167,6 +167,7 @@ class Root(BaseModel):
     benchmarks: dict[str, BenchmarkEntry] = F({}, "other benchmarks through the same scorer: name -> entry "
                                                   "(a bench_score@<name> stage each)", names=True)
     leaderboard: Leaderboard = F(Leaderboard(), "the leaderboard stage")
+    explain: Explain = F(Explain(), "the explain stage: error analysis and the pair explorer")
     bon: Bon = F(Bon(), "the Best-of-N stages")
     rl: Rl = F(Rl(), "the RL stages")
     correlation: Correlation = F(Correlation(), "the correlation stage")

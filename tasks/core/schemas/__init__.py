@@ -7,7 +7,7 @@ import pyarrow as pa
 from tasks.core.errors import UserError
 from tasks.core.schemas.pipeline import (  # noqa: F401 - every schema importable from here
     ASPECT, QUESTIONS, HALVES, PROFILES, PAIRS, QUARANTINE, RANKED_PROFILE, PROFILE_CONTEXT, INFERRED_RUBRICS,
-    GENERATED_PAIRS, JUDGED_PAIRS, SCORES, LIST_SCORES, LEADERBOARD,
+    GENERATED_PAIRS, JUDGED_PAIRS, SCORES, LIST_SCORES, LEADERBOARD, EXPLAIN_CELLS, EXPLAIN_PAIRS,
 )
 from tasks.core.schemas.downstream import (  # noqa: F401 - every schema importable from here
     CORRELATION, CORRELATION_POINTS, HUMAN_EVAL_KEY, HUMAN_RATINGS, PROXY_REPLIES, BON_SAMPLES, BON_JUDGED,
@@ -28,6 +28,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     "scores": SCORES,
     "list_scores": LIST_SCORES,
     "leaderboard": LEADERBOARD,
+    "explain_cells": EXPLAIN_CELLS,
+    "explain_pairs": EXPLAIN_PAIRS,
     "correlation": CORRELATION,
     "correlation_points": CORRELATION_POINTS,
     "human_eval_key": HUMAN_EVAL_KEY,

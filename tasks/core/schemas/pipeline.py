@@ -169,3 +169,46 @@ LEADERBOARD = pa.schema([
     ("score_dtype", pa.string()),         # the dtype its scores were computed in (null: no model ran here)
     ("within_resolution", pa.int64()),    # decided pairs whose margin is within that dtype's resolution
 ])
+
+EXPLAIN_CELLS = pa.schema([              # data/explain/cells.parquet: one row per (pair, RM, strategy) scored
+    ("question_id", pa.string()),
+    ("domain", pa.string()),
+    ("rm", pa.string()),
+    ("role", pa.string()),                # contestant | null baseline | positive control (tasks/core/rm_labels.py)
+    ("strategy", pa.string()),
+    ("evaluation_only", pa.bool_()),
+    ("margin", pa.float64()),             # score(chosen) - score(rejected); null = no usable score
+    ("right", pa.bool_()),                # picked the chosen answer (a tie or an invalid score is not right)
+    ("credit", pa.float64()),             # the leaderboard's credit under its tie policy; null = a tie dropped
+    ("tie", pa.bool_()),
+    ("invalid", pa.bool_()),
+    ("truncated", pa.bool_()),
+    ("picked_longer", pa.bool_()),        # preferred the longer answer; null = as long, or no preference
+    ("chosen_position", pa.string()),     # pairwise judges: A | B | both
+    ("planner_failed", pa.bool_()),
+])
+
+EXPLAIN_CONTEXT = pa.struct([("strategy", pa.string()), ("text", pa.string()), ("failed", pa.bool_())])
+EXPLAIN_HUMAN = pa.struct([("kind", pa.string()), ("dimension", pa.string()), ("annotators", pa.int32()),
+                           ("chosen", pa.float64()), ("rejected", pa.float64())])
+
+EXPLAIN_PAIRS = pa.schema([              # data/explain/pairs.parquet: one row per scored pair, what the RMs saw
+    ("question_id", pa.string()),         # the user: one question each
+    ("domain", pa.string()),
+    ("split", pa.string()),
+    ("category", pa.string()),            # the question's StackExchange site
+    ("question", pa.string()),
+    ("chosen", pa.string()),
+    ("rejected", pa.string()),
+    ("chosen_words", pa.int32()),         # the length baselines' measure: whitespace-separated words
+    ("rejected_words", pa.int32()),
+    ("length_relation", pa.string()),     # chosen longer | chosen shorter | equal length
+    ("profile_posts", pa.int32()),        # the user's past posts
+    ("profile_bin", pa.string()),         # its bin of the scored pairs' profile sizes, e.g. "15–22 posts"
+    ("aspects", pa.list_(pa.string())),   # the user's gold rubric aspects (evaluation only: never an RM input)
+    ("contexts", pa.list_(EXPLAIN_CONTEXT)),   # each strategy's context as the RMs saw it; failed: question only
+    ("judge_chosen", pa.float64()),       # the validity judge (pairs.judge) on the gold rubric, in [0, 1]
+    ("judge_rejected", pa.float64()),
+    ("valid", pa.bool_()),
+    ("human", pa.list_(EXPLAIN_HUMAN)),   # human evaluation (or its LLM proxy): mean rating per side
+])

@@ -11,7 +11,7 @@ import jinja2
 from tasks.core import layout
 from tasks.core.artifacts import file_hash, write_json, write_text
 from tasks.core.rm_labels import NULL_BASELINE, POSITIVE_CONTROL, role
-from tasks.ops.report import benchmarks, board, downstream, headline, methods, provenance
+from tasks.ops.report import benchmarks, board, downstream, explain, explorer, headline, methods, provenance
 from tasks.ops.report.sources import DATASET, Sources
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -74,6 +74,7 @@ def run_context(params: dict, inputs: dict, code_version: str, machines: list[di
         "leaderboard": lboard,
         "heatmaps": board.heatmaps(lb_rows, params.get("leaderboard", {}).get("heatmap_strategy"), nulls) if lb_rows
         else None,
+        "explain": explain.section(src.json("explain_metrics"), rms, params.get("leaderboard", {}).get("heatmap_strategy")),
         "validity": downstream.validity(src.json("pairs_metrics"), src.json("generic_pairs_metrics"), params),
         "human": downstream.human_eval(src.json("human_eval_metrics")),
         "downstream": methods.sections(src, params),   # one section per downstream method (its registry)
@@ -92,14 +93,30 @@ def run(params: dict, inputs: dict, code_version: str, out: dict) -> dict:
     context = run_context(params, inputs, code_version)
     html = render("run.html.j2", context)
     write_text(html, out["page"])
+    explorer_bytes = write_explorer(params, inputs, out["pairs"]) if out.get("pairs") else None
     if out.get("headline"):   # the short head of `dvc metrics diff` (tasks/downstream/correlation/headline.py)
         from tasks.downstream.correlation.headline import headline_metrics
 
         src = Sources(inputs)
         write_json(headline_metrics(src.json("leaderboard_metrics"), src.json("correlation_metrics")), out["headline"])
-    fixed = [("headline", "headline"), ("leaderboard", "leaderboard"), ("domains", "heatmaps"), ("validity", "validity")]
+    fixed = [("headline", "headline"), ("leaderboard", "leaderboard"), ("domains", "heatmaps"), ("explain", "explain"),
+             ("validity", "validity")]
     present = [s for s, key in fixed if context[key] is not None]
     present += [d["name"] for d in context["downstream"] if d["context"] is not None]
     present += [s for s in ("correlation", "data", "provenance") if context[s] is not None]
     present += ["benchmarks"] if context["benchmark_matrix"] or context["benchmark_boards"] else []
-    return {"sections": present, "run": {"page_bytes": len(html.encode("utf-8"))}}
+    return {"sections": present, "run": {"page_bytes": len(html.encode("utf-8")), "explorer_bytes": explorer_bytes}}
+
+
+def explorer_page(params: dict, inputs: dict) -> str:
+    """report/pairs.html: the pair explorer from the explain stage's outputs (a page that says so without them)."""
+    src = Sources(inputs)
+    title = (params.get("report") or {}).get("title") or "prbench report"
+    return render("pairs.html.j2", explorer.context(src.rows("explain_cells"), src.rows("explain_pairs"),
+                                                    src.json("explain_metrics"), title))
+
+
+def write_explorer(params: dict, inputs: dict, path) -> int:
+    html = explorer_page(params, inputs)
+    write_text(html, path)
+    return len(html.encode("utf-8"))

@@ -1,5 +1,6 @@
-"""`prbench report`: the run page from the outputs in the workspace, or `--compare REV [REV2]`: two
-versions side by side (REV2 defaults to the workspace). Pages go under results/ unless --out."""
+"""`prbench report`: the run page from the outputs in the workspace (and its pair explorer, pairs.html beside
+it), or `--compare REV [REV2]`: two versions side by side (REV2 defaults to the workspace). Pages go under
+results/ unless --out."""
 from __future__ import annotations
 
 import re
@@ -46,7 +47,18 @@ def cmd_report(args) -> int:
     out = Path(args.out) if args.out else default_out(args.compare)
     write_text(html, out)
     print(f"prbench: wrote {out} ({len(html.encode()) / 1024:.0f} KB); open it in a browser")
+    if not args.compare:   # the run page links its pair explorer as pairs.html, beside it
+        explorer = write_explorer(args.params, out.with_name("pairs.html"))
+        print(f"prbench: wrote {out.with_name('pairs.html')} ({explorer / 1024:.0f} KB), the pair explorer")
     return 0
+
+
+def write_explorer(params_file, path: Path) -> int:
+    from tasks.ops.params import load_params
+    from tasks.ops.report import build, sources
+
+    params = load_params(params_file)
+    return build.write_explorer(params, sources.run_inputs(params), path)
 
 
 def add_parser(subparsers):

@@ -26,6 +26,8 @@ def input_paths(params: dict) -> dict[str, str]:
         "correlation_metrics": layout.CORRELATION["metrics"], "human_eval_metrics": layout.HUMAN_EVAL["metrics"],
         "pairs_metrics": layout.PAIRS["metrics"], "generic_pairs_metrics": layout.GENERIC_PAIRS["metrics"],
         "ingest_metrics": layout.INGEST["metrics"], "train_rm_metrics": layout.TRAIN_RM["metrics"],
+        "explain_cells": layout.EXPLAIN["cells"], "explain_pairs": layout.EXPLAIN["pairs"],
+        "explain_metrics": layout.EXPLAIN["metrics"],
         "questions": layout.INGEST["questions"], "pairs": layout.INGEST["pairs"], "profiles": layout.INGEST["profiles"],
         **{f"score_metrics:{rm}": layout.scores(rm)["metrics"] for rm in sorted(params["scoring"]["rms"])},
         **{f"bench_metrics:{b}": layout.bench_scores(b)["metrics"] for b in sorted(params.get("benchmarks") or {})},

@@ -1,5 +1,5 @@
 // The leaderboard at a hundred RMs and more: a strategy to filter by, part of an RM's name to search for, the
-// null baselines in or out (#board-nulls, where there are any), and the matching rows a page at a time (table data-page-size) or all at once. Works on the rows in their current
+// null baselines folded into one summary row per strategy or listed (#board-nulls, where there are any), and the matching rows a page at a time (table data-page-size) or all at once. Works on the rows in their current
 // order, so a column sort (sort.js, which fires "sorted") starts again at the first page of the new order.
 (function () {
   var table = document.getElementById("leaderboard-table");
@@ -25,6 +25,9 @@
     var of = match.length < rows.length ? " (of " + rows.length + ")" : "";
     shown.textContent = !match.length ? "no row matches" + of :
       (lo === 0 && hi === match.length ? (match.length === 1 ? "1 row" : "all " + match.length + " rows") : "rows " + (lo + 1) + "–" + hi + " of " + match.length) + of;
+    Array.prototype.forEach.call(table.querySelectorAll("tr.null-summary"), function (r) {   // the folded nulls
+      r.hidden = !nulls || nulls.checked || (strategy && r.getAttribute("data-strategy") !== strategy);
+    });
     prev.disabled = everything || page === 0;
     next.disabled = everything || page >= pages - 1;
     all.textContent = everything ? size + " per page" : "show all";
