@@ -1,6 +1,6 @@
 """`make committed-run` (`prbench committed-run`): the committed run made by a run, never patched. A fresh clone of
 HEAD at a temporary path runs `make run` (its own set-up, cold caches); its dvc.lock, metrics/, plots/ and
-report/index.html are checked (lock_check: nothing stale, and the run changed nothing else git holds) and copied
+the report's pages are checked (lock_check: nothing stale, and the run changed nothing else git holds) and copied
 back over this checkout's, as one change: a journal in the git dir names every file's new content (blobs written
 to git's object store first), so a run killed while copying is finished by the next `prbench committed-run` (or
 `prbench committed-run --recover`), never left half-copied. Commit the result with the code it was made from."""
@@ -17,10 +17,12 @@ from pathlib import Path
 from tasks.core import numerics
 from tasks.core.artifacts import write_bytes, write_json
 from tasks.core.errors import ConfigError
+from tasks.core.layout import REPORT
 from tasks.ops import gitops, lock_check
 from tasks.ops.repo_lock import state_dir
 
-RUN_PATHS = ("dvc.lock", "metrics", "plots", "report/index.html")   # what a run writes that git holds
+# what a run writes that git holds: the lock, the metrics, the plots and the report's pages (index.html, pairs.html)
+RUN_PATHS = ("dvc.lock", "metrics", "plots", *sorted(v for v in REPORT.values() if v.startswith("report/")))
 
 
 def _journal(root: Path) -> Path:
@@ -131,7 +133,7 @@ def make(root: str | Path, keep: bool = False, out=sys.stdout, err=sys.stderr) -
 def add_parser(subparsers):
     """Register `prbench committed-run` on the CLI's subparsers."""
     p = subparsers.add_parser("committed-run", help="make the committed run: a fresh clone's `make run`, its dvc.lock, "
-                              "metrics/, plots/ and report/index.html checked and copied back (docs/determinism.md)")
+                              "metrics/, plots/ and the report's pages checked and copied back (docs/determinism.md)")
     p.add_argument("--keep", action="store_true", help="keep the clone")
     p.add_argument("--recover", action="store_true", help="only finish a copy a stopped run left")
     p.set_defaults(func=_main)
