@@ -144,9 +144,7 @@ def documented_variables() -> set[str]:
 
 def test_every_variable_the_docs_name_is_checked_or_pinned():
     from tasks.core.env import VARIABLES
-    from tasks.core.numerics import library_pins
-
-    from tasks.core.numerics import MKL_PINS
+    from tasks.core.numerics import MKL_PINS, library_pins
 
     pinned = set(library_pins("avx2")) | set(MKL_PINS)
     assert documented_variables() - set(VARIABLES) - pinned == set()
