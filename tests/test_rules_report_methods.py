@@ -48,9 +48,10 @@ def test_the_generic_section_is_each_rms_mean_with_a_seeded_bootstrap_ci_over_qu
     assert other["rows"] != got["rows"], "the seed is the run's"
     assert RM.generic(method(), Sources({"dpo_per_question": "p"}), {})["rows"][1]["ci"] == RM.generic(
         method(), Sources({"dpo_per_question": "p"}), {"common": {"seed": 0}})["rows"][1]["ci"], "seed 0 by default"
-    more = Side("dpo", "dpo", per_question={"0-first": {"q1": 0.1, "q2": 0.9}, **SCORES})
+    more = Side("dpo", "dpo", per_question={"0-first": {"q1": 0.1, "q2": 0.2, "q3": 0.9}, **SCORES})
     added = RM.generic(method(loaded=more), Sources({"dpo_per_question": "p"}), {"common": {"seed": 7}})["rows"]
     assert added[1:] == got["rows"], "an RM added before the others in name order moves no other RM's interval"
+    assert added[0]["score"] == "0.400", "the mean judge score (the median is 0.200)"
 
 
 def test_a_constant_score_has_a_zero_width_interval_and_no_input_no_section():
