@@ -36,3 +36,15 @@ def test_a_run_that_leaves_a_new_file_outside_the_run_paths_is_not_copied(tmp_pa
     assert committed_run.make(root, out=io.StringIO(), err=err) == 1
     assert "the run changed scratch.txt, which the committed run does not hold" in err.getvalue()
     assert _state(root) == before
+
+
+def test_a_run_file_moved_out_of_the_run_paths_is_refused_by_its_new_name(tmp_path):
+    from tasks.core.errors import ConfigError
+    from tasks.ops import committed_run
+
+    root = _project(tmp_path)
+    subprocess.run(["git", "mv", "metrics/old.json", "notes.json"], cwd=root, check=True)   # status: "old -> new"
+    before = _state(root)
+    with pytest.raises(ConfigError, match=r"uncommitted changes in metrics/old.json -> notes.json: commit them first"):
+        committed_run.make(root, out=io.StringIO(), err=io.StringIO())
+    assert _state(root) == before
