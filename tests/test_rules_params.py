@@ -120,3 +120,10 @@ def test_each_range_is_enforced_at_its_edge(path, f):
 
 def _limits_text(f) -> str:
     return " and ".join(f"{op} {getattr(m, k)}" for m in f.metadata for k, op in LIMITS if hasattr(m, k))
+
+
+def test_a_name_listed_three_times_is_reported_once():
+    from tasks.core.params.rules import twice
+
+    assert twice(["a", "b", "a", "a", "b", "c"]) == ["a", "b"], "each once, in first-seen order"
+    assert twice("a") == [] and twice(["a", "b"]) == []
