@@ -127,3 +127,10 @@ def test_a_name_listed_three_times_is_reported_once():
 
     assert twice(["a", "b", "a", "a", "b", "c"]) == ["a", "b"], "each once, in first-seen order"
     assert twice("a") == [] and twice(["a", "b"]) == []
+
+
+@pytest.mark.parametrize("path", [("correlation", "exclude_rms"), ("scoring", "strategies")])
+def test_every_listed_set_refuses_a_name_twice(path):
+    names = yaml.safe_load((ROOT / "params.yaml").read_text())[path[0]][path[1]]
+    _, problems = check_params(_with(path, names + names[:1]))
+    assert [p for p in problems if p.startswith(f"{'.'.join(path)}: {names[0]!r} is listed twice")], problems
