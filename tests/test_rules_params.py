@@ -134,3 +134,10 @@ def test_every_listed_set_refuses_a_name_twice(path):
     names = yaml.safe_load((ROOT / "params.yaml").read_text())[path[0]][path[1]]
     _, problems = check_params(_with(path, names + names[:1]))
     assert [p for p in problems if p.startswith(f"{'.'.join(path)}: {names[0]!r} is listed twice")], problems
+
+
+def test_bon_k_above_bon_n_is_refused_though_within_max_k():
+    raw = _with(("bon", "n"), 2)
+    raw["bon"]["max_k"], raw["correlation"]["bon_k"] = 4, 4
+    _, problems = check_params(raw)
+    assert [p for p in problems if p.startswith("correlation.bon_k: 4 is not a k bon_report computes: k = 1, 2 ")], problems
