@@ -141,3 +141,11 @@ def test_bon_k_above_bon_n_is_refused_though_within_max_k():
     raw["bon"]["max_k"], raw["correlation"]["bon_k"] = 4, 4
     _, problems = check_params(raw)
     assert [p for p in problems if p.startswith("correlation.bon_k: 4 is not a k bon_report computes: k = 1, 2 ")], problems
+
+
+@pytest.mark.parametrize("algorithm, refused", [("ppo", False), ("grpo", True)])
+def test_num_generations_must_divide_the_batch_only_where_the_algorithm_generates(algorithm, refused):
+    raw = _with(("rl", "algorithm"), algorithm)
+    raw["rl"]["train"]["batch_size"], raw["rl"]["train"]["num_generations"] = 4, 3
+    _, problems = check_params(raw)
+    assert bool([p for p in problems if p.startswith("rl.train.num_generations: 3 does not divide")]) is refused, problems
