@@ -65,6 +65,8 @@ def test_equal_values_rank_by_the_tie_key_not_by_their_last_bits():
     assert batch.strict_ranks(values, np.array([[0, 1, 2]])).tolist() == [[0, 1, 2]]
     assert batch.strict_ranks(values, np.array([[1, 0, 2]])).tolist() == [[1, 0, 2]]
     assert M.strict_order([0.3, a, 0.1], ["b", "a", "c"]) == [1, 0, 2], "equal: by name"
+    assert M.strict_order([a, 0.3, 0.1], ["b", "a", "c"]) == [1, 0, 2], "by name, though b's last bits are larger"
+    assert M.ranks([a, 0.3, 0.1], ["b", "a", "c"]).tolist() == [2, 1, 3]
 
 
 def test_resampled_means_of_rms_with_the_same_answers_tie_exactly():
@@ -75,3 +77,10 @@ def test_resampled_means_of_rms_with_the_same_answers_tie_exactly():
     means = M.resampled_means(x, weights)
     assert (means[:, 0] == means[:, 2]).all()
     assert np.array_equal(means, settled(means)) and DECISION_DECIMALS == 12
+
+
+def test_a_permutation_4e_14_below_the_observed_counts_though_the_two_round_apart():
+    observed = 0.25 + 5.2e-13                          # rounds to 0.250000000001
+    null = np.array([0.25 + 4.8e-13, 0.15, 0.45])      # the first rounds to 0.25: its sides differ by 1e-12
+    assert M.at_least(null, observed, exact=True) == 2 / 3, "the difference is rounded, not its two sides"
+    assert M.at_least(null, observed, exact=False) == 3 / 4

@@ -275,3 +275,11 @@ def test_a_seq_cls_rm_under_release_scores_the_release_input(tmp_path):
     assert release.score_answers([item])[0].input_hash == want.hash()
     assert ours.score_answers([item])[0].input_hash == encode_many(ours.tok, [item], 96, ours.template)[0].hash()
     assert want.hash() != encode_many(ours.tok, [item], 96, ours.template)[0].hash()
+
+
+def test_row_3_the_release_judge_reads_the_numbers_inside_the_first_list_when_there_is_one():
+    from tasks.models.judge import parse_release
+
+    assert parse_release("Aspect 1 of 2 is met: [2, 1] (then [0])").value == 1.5, "not the 1, 2 and 0 around it"
+    assert parse_release("scores 2 and 1").value == 1.5, "no list: the numbers anywhere"
+    assert parse_release("no verdict").value == 0.0

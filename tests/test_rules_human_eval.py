@@ -27,3 +27,13 @@ def test_a_rejected_answer_that_fits_better_fails_however_large_the_gap():
     got = parity(_desc((4.5, 4.5), (1.5, 4.75)), 0.5, 1.0)
     assert got["personal_gap"] == -3.25 and got["holds"] is False
     assert got["verdict"].startswith("fails: personal")
+
+
+def test_rank_biserial_drops_zero_differences_as_the_wilcoxon_beside_it_does():
+    from tasks.stages.human_eval.analysis import rank_biserial, signed_rank
+
+    chosen, rejected = [5, 4, 3, 4], [1, 4, 4, 2]
+    # d = 4, 0, -1, 2; the zero dropped: ranks of |d| 3, 1, 2, W+ = 5, W- = 1, r = 4/6 (with it kept: 5/10)
+    assert rank_biserial(chosen, rejected) == 4 / 6
+    res = signed_rank(chosen, rejected)
+    assert (res["n"], res["nonzero"], res["statistic"], res["rank_biserial"]) == (4, 3, 1.0, round(4 / 6, 4))

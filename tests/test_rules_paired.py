@@ -215,3 +215,15 @@ def test_a_paired_difference_undefined_in_every_resample_has_no_p():
     got = paired.compare(flat, other, _side("bon", 3), RMS, "accuracy", P, seed=2)["pearson"]
     assert got["p_value"] is None and got["undefined_resamples"] == P["bootstrap"]
     assert (got["ci_low"], got["ci_high"]) == (None, None)
+
+
+def test_a_resample_where_x_and_y_differ_by_4e_14_is_a_tie_though_they_round_apart(monkeypatch):
+    from types import SimpleNamespace
+
+    draws = {"x": np.array([0.25 + 5.2e-13, 0.6, 0.7]), "y": np.array([0.25 + 4.8e-13, 0.5, 0.5])}
+    monkeypatch.setattr(R, "metric_draws", lambda v, *a: {"pearson": draws[v]})
+    seen = np.array([1.0, 2.0, 3.0])
+    got = R.paired_difference("x", "y", seen, ["a", "b", "c"], "pearson", 0.9, SimpleNamespace(rm_index=None), 0.95,
+                              (seen, seen, seen))
+    # d = 0 (not the 1e-12 of the rounded sides), 0.1, 0.2: one resample not better, p = (1 + 1) / (1 + 3)
+    assert got["p_value"] == 0.5

@@ -121,3 +121,32 @@ def test_each_range_is_enforced_at_its_edge(path, f):
 
 def _limits_text(f) -> str:
     return " and ".join(f"{op} {getattr(m, k)}" for m in f.metadata for k, op in LIMITS if hasattr(m, k))
+
+
+def test_a_name_listed_three_times_is_reported_once():
+    from tasks.core.params.rules import twice
+
+    assert twice(["a", "b", "a", "a", "b", "c"]) == ["a", "b"], "each once, in first-seen order"
+    assert twice("a") == [] and twice(["a", "b"]) == []
+
+
+@pytest.mark.parametrize("path", [("correlation", "exclude_rms"), ("scoring", "strategies")])
+def test_every_listed_set_refuses_a_name_twice(path):
+    names = yaml.safe_load((ROOT / "params.yaml").read_text())[path[0]][path[1]]
+    _, problems = check_params(_with(path, names + names[:1]))
+    assert [p for p in problems if p.startswith(f"{'.'.join(path)}: {names[0]!r} is listed twice")], problems
+
+
+def test_bon_k_above_bon_n_is_refused_though_within_max_k():
+    raw = _with(("bon", "n"), 2)
+    raw["bon"]["max_k"], raw["correlation"]["bon_k"] = 4, 4
+    _, problems = check_params(raw)
+    assert [p for p in problems if p.startswith("correlation.bon_k: 4 is not a k bon_report computes: k = 1, 2 ")], problems
+
+
+@pytest.mark.parametrize("algorithm, refused", [("ppo", False), ("grpo", True)])
+def test_num_generations_must_divide_the_batch_only_where_the_algorithm_generates(algorithm, refused):
+    raw = _with(("rl", "algorithm"), algorithm)
+    raw["rl"]["train"]["batch_size"], raw["rl"]["train"]["num_generations"] = 4, 3
+    _, problems = check_params(raw)
+    assert bool([p for p in problems if p.startswith("rl.train.num_generations: 3 does not divide")]) is refused, problems

@@ -100,3 +100,16 @@ def test_a_params_file_edited_in_place_is_read_again_even_at_the_same_size(tmp_p
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))   # another mtime, the same size
     assert path.stat().st_size == st.st_size
     assert load_params(path)["leaderboard"]["ci"] == 0.90
+
+
+def test_a_stage_run_refuses_only_its_own_missing_keys_not_a_longer_names(tmp_path):
+    from tasks.core.params import load_params
+
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    del raw["rubrics"]["temperature_bump"]
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    assert load_params(path, complete=["rubrics.temperature"])["rubrics"]["temperature_bump"] is not None, \
+        "rubrics.temperature_bump is not under rubrics.temperature"
+    with pytest.raises(ConfigError, match=r"rubrics\.temperature_bump: missing \(its default"):
+        load_params(path, complete=["rubrics.temperature_bump"])

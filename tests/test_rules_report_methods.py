@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from tasks.core.determinism import stable_rng
 from tasks.core.errors import ConfigError
 from tasks.downstream.correlation.sides import Side
 from tasks.ops.report import cli, methods as RM
@@ -31,9 +32,9 @@ def test_the_generic_section_is_each_rms_mean_with_a_seeded_bootstrap_ci_over_qu
     m = method()
     got = RM.generic(m, Sources({"dpo_per_question": "dpo.parquet"}), {"common": {"seed": 7}, "correlation": {"x": 1}})
     assert m.seen == {"path": "dpo.parquet", "p": {"x": 1}}
-    rng = np.random.default_rng(7)   # by hand: RMs in name order, questions in id order, 1000 resamples
-    expect = []
+    expect = []   # by hand: each RM's own stream of the seed, questions in id order, 1000 resamples
     for rm in ("a", "b"):
+        rng = stable_rng(7, "report", "dpo", rm)
         x = np.array([SCORES[rm][q] for q in sorted(SCORES[rm])])
         means = x[rng.integers(0, len(x), size=(1000, len(x)))].mean(axis=1)
         lo, hi = np.quantile(means, [0.025, 0.975])
@@ -47,6 +48,10 @@ def test_the_generic_section_is_each_rms_mean_with_a_seeded_bootstrap_ci_over_qu
     assert other["rows"] != got["rows"], "the seed is the run's"
     assert RM.generic(method(), Sources({"dpo_per_question": "p"}), {})["rows"][1]["ci"] == RM.generic(
         method(), Sources({"dpo_per_question": "p"}), {"common": {"seed": 0}})["rows"][1]["ci"], "seed 0 by default"
+    more = Side("dpo", "dpo", per_question={"0-first": {"q1": 0.1, "q2": 0.2, "q3": 0.9}, **SCORES})
+    added = RM.generic(method(loaded=more), Sources({"dpo_per_question": "p"}), {"common": {"seed": 7}})["rows"]
+    assert added[1:] == got["rows"], "an RM added before the others in name order moves no other RM's interval"
+    assert added[0]["score"] == "0.400", "the mean judge score (the median is 0.200)"
 
 
 def test_a_constant_score_has_a_zero_width_interval_and_no_input_no_section():

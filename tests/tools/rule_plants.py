@@ -3,10 +3,7 @@ must fail under it (tests/tools/plant_rules.py applies them one at a time). `rul
 docs/rules.md; `why` names the neighbour."""
 from __future__ import annotations
 
-
-def P(rule: str, file: str, old: str, new: str, tests: list[str] | str, why: str) -> dict:
-    return {"rule": rule, "file": file, "old": old, "new": new, "tests": [tests] if isinstance(tests, str) else tests,
-            "why": why}
+from tests.tools.plants_base import P
 
 
 PRECISION = "tasks/core/precision.py"
@@ -471,3 +468,9 @@ PLANTS += [
     P("ONERR", INGEST, "    if fatal or (errors and on_error == \"fail\"):", "    if fatal or errors:", T_INGEST,
       "ingest.on_error: quarantine fails like fail"),
 ]
+
+# the rows of the report page, the importers, the options and the rest proven later (one module each, kept short)
+from tests.tools.rule_plants_rows import PLANTS as _ROWS  # noqa: E402
+from tests.tools.rule_plants_page import PLANTS as _PAGE  # noqa: E402
+
+PLANTS += _ROWS + _PAGE

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tasks.core.determinism import stable_rng
 from tasks.core.registry import Registry
 from tasks.ops.report import charts, downstream, fmt
 
@@ -30,15 +31,16 @@ def per_question_input(name: str) -> str:
 
 
 def generic(method, src, params: dict) -> dict | None:
-    """Mean judge score per RM over its questions, a 95% bootstrap CI (questions resampled, seeded)."""
+    """Mean judge score per RM over its questions, a 95% bootstrap CI (questions resampled, seeded per RM)."""
     path = src.inputs.get(per_question_input(method.name))
     if not path:
         return None
     side = method.load(path, params.get("correlation") or {})
-    rng = np.random.default_rng(int((params.get("common") or {}).get("seed", 0)))
+    seed = int((params.get("common") or {}).get("seed", 0))
     rows = []
     for rm, scores in sorted(side.per_question.items()):
         x = np.array([scores[q] for q in sorted(scores)], dtype=float)
+        rng = stable_rng(seed, "report", method.name, rm)   # its own stream: adding an RM moves no other's interval
         draws = x[rng.integers(0, len(x), size=(1000, len(x)))].mean(axis=1)
         lo, hi = np.quantile(draws, [0.025, 0.975])
         rows.append({"rm": rm, "mean": float(x.mean()), "lo": float(lo), "hi": float(hi), "n": len(x)})
