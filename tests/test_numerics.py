@@ -101,6 +101,33 @@ def test_every_x86_64_cpu_gets_mkls_compatible_branch_whatever_its_vendor():
     assert json.loads(env[numerics.REPLACED_ENV]) == {"MKL_CBWR": "AVX512", "MKL_DYNAMIC": "TRUE"}
 
 
+def test_off_x86_a_users_mkl_setting_is_removed_and_recorded(monkeypatch):
+    """No x86 MKL to pin: a user's MKL_CBWR would still steer an MKL that loads, so it goes, and the record says so."""
+    monkeypatch.setattr(numerics.platform, "machine", lambda: "aarch64")
+    env = {"MKL_CBWR": "AUTO", "MKL_DYNAMIC": "TRUE"}
+    numerics.pin(2, env=env, err=io.StringIO())
+    assert "MKL_CBWR" not in env and "MKL_DYNAMIC" not in env
+    assert json.loads(env[numerics.REPLACED_ENV]) == {"MKL_CBWR": "AUTO", "MKL_DYNAMIC": "TRUE"}
+
+
+def test_an_explicit_thread_count_sets_every_librarys_threads_and_is_no_replacement():
+    env = {"PRBENCH_TORCH_THREADS": "3", "OMP_NUM_THREADS": "8"}
+    values = numerics.pin(2, env=env, err=io.StringIO())
+    assert {var: env[var] for var in numerics.THREAD_VARS} == {var: "3" for var in numerics.THREAD_VARS} == {
+        var: values[var] for var in numerics.THREAD_VARS}
+    assert json.loads(env[numerics.REPLACED_ENV]) == {"OMP_NUM_THREADS": "8"}   # the launcher's own count is no user's
+
+
+def test_the_below_floor_line_is_said_once_per_run_not_once_per_stage(monkeypatch):
+    no_movbe = numerics.cpuinfo(ZEN3.replace(" movbe", ""))
+    monkeypatch.setattr(numerics, "cpuinfo", lambda text=None: no_movbe)
+    env, err = {}, io.StringIO()
+    for _stage in range(3):   # the stages of one run share the environment the first one set
+        numerics.pin(2, env=env, err=err)
+    assert len(err.getvalue().splitlines()) == 1 and "has no MOVBE" in err.getvalue()
+    assert env[numerics.SAID_ENV] == "1"
+
+
 def test_the_stage_record_names_the_machine_and_the_kernels(tmp_path):
     import scipy.stats  # noqa: F401 - as in a stage that computed with it (its OpenBLAS loads with scipy.linalg)
     import torch  # noqa: F401

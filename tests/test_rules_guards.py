@@ -32,3 +32,19 @@ def test_a_trained_rm_may_not_train_on_a_scored_split(split):
     assert [p for p in problems if p.startswith("train_rm.splits: ")] == [
         f"train_rm.splits: '{split}' is also a scored split (scoring.splits); train on questions the benchmark does "
         "not test"]
+
+
+def test_rl_eval_refuses_a_checkpoint_trained_from_another_base_model_and_names_it():
+    """A policy trained from one base and judged as another's says nothing about the RM: refused before any answer."""
+    from tasks.core.errors import ConfigError
+    from tasks.downstream.rl import NOT_CAPABLE, TRAINED
+    from tasks.downstream.rl.evaluate import _trained
+
+    train = {"splits": ["train"]}
+    manifests = {"a": {"status": TRAINED, "base": "base@1", "train": train},
+                 "b": {"status": TRAINED, "base": "other@2", "train": train},
+                 "c": {"status": NOT_CAPABLE, "base": "other@2", "train": train}}
+    with pytest.raises(ConfigError, match=r"checkpoint of 'b' was trained from other@2, not base@1"):
+        _trained(manifests, "base@1", ["test"])
+    del manifests["b"]
+    assert _trained(manifests, "base@1", ["test"]) == ["a"]   # an RM that trained nothing has no base to check

@@ -49,8 +49,7 @@ PLANTS = [
       "\"order\": (strategy_order(s), -acc if acc is not None else -2, rm)})", T_BOARD, "unscored rows first"),
     P("PG1B", BOARD, "\"order\": (strategy_order(s), -acc if acc is not None else 1, rm)})",
       "\"order\": (strategy_order(s), acc if acc is not None else 2, rm)})", T_BOARD, "worst first"),
-    P("PG1C", BOARD, "\"order\": (strategy_order(s), -acc if acc is not None else 1, rm)})",
-      "\"order\": (strategy_order(s), -acc if acc is not None else 1, \"\")})", T_BOARD, "equal accuracies in metrics order, not by name"),
+    # (no PG1C: equal accuracies "in metrics order" is by name anyway, the rows are built from sorted (rm, strategy) keys)
     P("PG1D", BOARD, "    base = (33, 102, 172) if t >= 0 else (178, 24, 43)", "    base = (178, 24, 43) if t >= 0 else (33, 102, 172)",
       T_BOARD, "blue below chance, red above"),
     P("PG1E", BOARD, "    t = max(-1.0, min(1.0, (acc - 0.5) * 2))", "    t = max(-1.0, min(1.0, acc - 0.5))", T_BOARD,
@@ -170,8 +169,7 @@ PLANTS = [
       "NDCG with a negative gain computed"),
     P("PG9D", BATCH, "        weighted += p ** d * (overlap / d)", "        weighted += p ** (d - 1) * (overlap / d)", T_BATCH,
       "RBO's weights one depth off"),
-    P("PG9E", BATCH, "    constant = (x == x[:, :1]).all(axis=1) | (y == y[:, :1]).all(axis=1)",
-      "    constant = (x == x[:, :1]).all(axis=1) & (y == y[:, :1]).all(axis=1)", T_BATCH, "Spearman of one constant side not NaN"),
+    # (no PG9E: with one side constant its variance is 0 and the quotient 0/0 is NaN already; the mask only names why)
     # --- prbench score and bench_score (PAGE10) -------------------------------------------------------------------------------
     P("PG10A", BSTAGE, "    for stale in folder.glob(\"*.parquet\"):", "    for stale in folder.glob(\"*.json\"):", T_BCLI,
       "an RM taken off the list leaves its table"),

@@ -346,7 +346,7 @@ DPO = "tasks/models/rms/dpo.py"
 NUMERICS = "tasks/core/numerics.py"
 COMMITTED = "tasks/ops/committed_run.py"
 T_DPO = ["tests/test_dpo.py"]
-T_NUM = ["tests/test_numerics.py", "tests/test_rules_numerics.py"]
+T_NUM = ["tests/test_numerics.py", "tests/test_warm.py"]
 T_COMMITTED = ["tests/test_committed_run.py::test_make_copies_back_what_the_clones_run_wrote_and_nothing_else",
                "tests/test_committed_run.py::test_make_refuses_and_copies_nothing", "tests/test_rules_committed_run.py"]
 
