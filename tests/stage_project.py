@@ -67,13 +67,18 @@ def shipped_params(**groups) -> dict:
 def fit_to_rms(params: dict) -> dict:
     """rl.rms and each `benchmarks:` entry keep only RMs the project scores (the check refuses others);
     an entry left with none is dropped; correlation.primary.rms keeps the patterns that match a scored RM,
-    or becomes every scored RM. In place, returned for chaining."""
+    or becomes every scored RM; correlation's benchmarks and comparisons keep those scoring.benchmarks scores. In place, returned for chaining."""
     from fnmatch import fnmatchcase
 
     scored = (params.get("scoring") or {}).get("rms", {})
     primary = (params.get("correlation") or {}).get("primary") or {}
     if primary.get("rms"):
         primary["rms"] = [p for p in primary["rms"] if any(fnmatchcase(rm, p) for rm in scored)] or ["*"]
+    benchmarks = (params.get("scoring") or {}).get("benchmarks")
+    corr = params.get("correlation") or {}
+    if benchmarks and corr.get("benchmarks"):   # a benchmark the project no longer scores is not correlated
+        corr["benchmarks"] = [b for b in corr["benchmarks"] if ":" in str(b) or b in benchmarks]
+        corr["comparisons"] = [c for c in corr.get("comparisons") or [] if all(b in corr["benchmarks"] for b in c)]
     rl = params.get("rl") or {}
     if rl.get("rms"):
         rl["rms"] = [rm for rm in rl["rms"] if rm in scored]

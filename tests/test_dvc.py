@@ -233,7 +233,7 @@ def test_two_cold_clones_at_different_paths_agree_and_a_warm_rerun_gives_the_sam
     assert {"score@length-longer-2", "bon_score@length-longer-2"} <= new
     benches = {f"bench_score@{b}" for b in params.get("benchmarks") or {}}   # they name scoring.rms whole
     fingerprints = {"score_inputs", "bon_score_inputs"}   # each writes the new RM's one file, the others' bytes kept
-    assert changed - new <= {"leaderboard", "bon_report", "correlation", "rl_eval", "report", *fingerprints,
+    assert changed - new <= {"leaderboard", "bon_report", "correlation", "rl_eval", "explain", "report", *fingerprints,
                              *benches}, changed
 
 

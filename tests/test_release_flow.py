@@ -37,7 +37,7 @@ RM, MODEL = "tiny-rm", "acme/tiny-rm"
 BENCHES = {f"bench_score@{b}" for b in yaml.safe_load((ROOT / "params.yaml").read_text())["benchmarks"]}
 # the fingerprint stages write the new RM's one file (the others' bytes stay: tests/test_lock_growth.py)
 ALLOWED = {f"score@{RM}", f"bon_score@{RM}", "score_inputs", "bon_score_inputs", "leaderboard", "bon_report", "rl_eval",
-           "correlation", "report", *BENCHES}
+           "correlation", "explain", "report", *BENCHES}
 # the test prints what each took; on 2 idle cores both are a few minutes
 BASELINE_TIMEOUT_S, SCORE_TIMEOUT_S = 840, 840
 
