@@ -52,6 +52,14 @@ def test_the_generic_section_is_each_rms_mean_with_a_seeded_bootstrap_ci_over_qu
     added = RM.generic(method(loaded=more), Sources({"dpo_per_question": "p"}), {"common": {"seed": 7}})["rows"]
     assert added[1:] == got["rows"], "an RM added before the others in name order moves no other RM's interval"
     assert added[0]["score"] == "0.400", "the mean judge score (the median is 0.200)"
+    # distinct scores: the interval's bounds are the stream's own, not a few discrete values any stream reaches
+    fine = {f"q{i:02d}": (i * 0.37) % 1 for i in range(30)}
+    row = RM.generic(method(loaded=Side("dpo", "dpo", per_question={"c": fine})), Sources({"dpo_per_question": "p"}),
+                     {"common": {"seed": 7}})["rows"][0]
+    x = np.array([fine[q] for q in sorted(fine)])
+    lo, hi = np.quantile(x[stable_rng(7, "report", "dpo", "c").integers(0, len(x), size=(1000, len(x)))].mean(axis=1),
+                         [0.025, 0.975])
+    assert row["ci"] == f"[{lo:.3f}, {hi:.3f}]", "the stream is ('report', method, rm)"
 
 
 def test_a_constant_score_has_a_zero_width_interval_and_no_input_no_section():
