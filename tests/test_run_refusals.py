@@ -100,3 +100,42 @@ def test_typo_of_prefers_the_same_name_in_another_case_over_the_closest_spelling
     assert typo_of("source", {"sourc": 1, "SOURCE": 2}) == "SOURCE"
     assert typo_of("SOURCE", {"sourc": 1, "source": 2}) == "source"
     assert typo_of("kind", {"model": 1}) is None
+
+
+# --- the misspelt `kind` of a plug-in entry and `source` of a watch rule (tasks/core/registry.py, tasks/ops/releases.py)
+
+def _rule_refusal(rule) -> str:
+    from tasks.ops.releases import check_rules
+
+    with pytest.raises(ConfigError) as err:
+        check_rules([rule])
+    return str(err.value)
+
+
+def test_a_misspelt_kind_is_named_as_the_typo_it_is():
+    from tasks.core.registry import check_entry
+    from tasks.models.rms.registry import KINDS
+
+    said = "not an option (did you mean 'kind'?): the entry names its kind with 'kind'"
+    assert check_entry({"kidn": "seq-cls", "model": "m"}, KINDS, "scoring.rms.a") == [f"scoring.rms.a.kidn: {said}"]
+    assert check_entry({"KIND": "seq-cls"}, KINDS, "scoring.rms.a") == [f"scoring.rms.a.KIND: {said}"]
+    assert check_entry({"model": "m"}, KINDS, "scoring.rms.a")[0].startswith("scoring.rms.a.kind: missing; valid: "), \
+        "a known option is no typo of kind"
+
+
+def test_a_misspelt_source_is_named_as_the_typo_it_is():
+    said = "not an option (did you mean 'source'?): a rule names its source with 'source'"
+    assert _rule_refusal({"sourc": "hub", "author": "x"}) == f"releases.watch[0].sourc: {said}"
+    assert _rule_refusal({"SOURCE": "hub", "author": "x"}) == f"releases.watch[0].SOURCE: {said}"
+    assert _rule_refusal({"search": "x"}) == "releases.watch[0].source: unknown name 'None'; valid: hub, local", \
+        "search is an option of a hub rule, not a misspelt source"
+
+
+def test_with_its_source_given_a_rules_other_keys_are_checked_against_that_source():
+    assert _rule_refusal({"source": "hub", "author": "x", "sources": 1}).startswith(
+        "releases.watch[0].sources: not an option of a hub rule: unknown name 'sources' (did you mean 'source'?)")
+
+
+def test_a_bare_source_name_is_one_line_not_a_traceback():
+    assert _rule_refusal("hub") == "releases.watch[0]: a mapping like {source: hub, ...}, got 'hub'"
+    assert _rule_refusal("hbu").startswith("releases.watch[0].source: unknown name 'hbu' (did you mean 'hub'?)")

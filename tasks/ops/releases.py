@@ -46,6 +46,8 @@ def check_rules(rules, where: str = "releases.watch") -> list[dict]:
         source = rule.get("source") if isinstance(rule, dict) else rule
         if not isinstance(source, str) or source not in RULE_OPTIONS:
             raise ConfigError(f"{at}.source: {did_you_mean(str(source), RULE_OPTIONS)}")
+        if not isinstance(rule, dict):   # a bare source name ("hub"): a rule is a mapping
+            raise ConfigError(f"{at}: a mapping like {{source: {source}, ...}}, got {rule!r}")
         for key, value in rule.items():
             if key not in RULE_OPTIONS[source]:
                 raise ConfigError(f"{at}.{key}: not an option of a {source} rule: "
