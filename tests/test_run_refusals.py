@@ -139,3 +139,17 @@ def test_with_its_source_given_a_rules_other_keys_are_checked_against_that_sourc
 def test_a_bare_source_name_is_one_line_not_a_traceback():
     assert _rule_refusal("hub") == "releases.watch[0]: a mapping like {source: hub, ...}, got 'hub'"
     assert _rule_refusal("hbu").startswith("releases.watch[0].source: unknown name 'hbu' (did you mean 'hub'?)")
+
+
+def test_an_option_that_looks_like_the_kind_field_is_no_typo_of_it():
+    from tasks.core.registry import Registry, check_entry
+
+    reg = Registry("widget")
+
+    @reg.register("dial")
+    class Dial:
+        OPTIONS = {"kinds": list}   # an option spelt close to the field
+
+    assert check_entry({"kinds": []}, reg, "w")[0] == "w.kind: missing; valid: dial"
+    assert check_entry({"kidn": "dial"}, reg, "w") == ["w.kidn: not an option (did you mean 'kind'?): the entry names "
+                                                        "its widget with 'kind'"]
